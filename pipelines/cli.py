@@ -1,0 +1,29 @@
+"""The `selfplay` command line: one thin typer app composed of per-group modules.
+
+Each group lives in its own module and keeps heavy imports (torch, transformers,
+datasets, faiss) inside its command functions, so that `selfplay verify` starts fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from pipelines import verify
+
+app = typer.Typer(
+    name="selfplay",
+    help="Grow verified programming tasks at the right difficulty for RL on code models.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+app.command(name="verify")(verify.verify)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
