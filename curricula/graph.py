@@ -1,0 +1,240 @@
+"""The difficulty graph: tasks as nodes, and what we know about how they relate as edges.
+
+Built from plain inputs, so it does not depend on how the bank stores things:
+- task records `{"id", "kind"?, "skill"?, "tags"?}` (the skill is `skill`, else the first tag),
+- lineage pairs `(parent_id, child_id)`: the proposer derived the child from the parent,
+- neighbour lists `{id: [(neighbour_id, similarity), ...]}` from the bank's vector index,
+- solve statistics (`stats`, as schedulers get them), which add difficulty-order edges.
+
+`graph` is a `networkx.DiGraph` in the form schedulers take: an edge `u -> v` with
+`prerequisite=True` means u is easier than or a prerequisite of v. Every edge has a
+`relation`: "lineage" (parent -> child), "order" (observed: u is solved clearly more often
+than v, both well measured) or "similar" (stored both ways, `prerequisite=False`; it lends
+posterior evidence but orders nothing). When observed order contradicts an edge, the
+contradicted edge stops being a prerequisite: observations outrank assumptions.
+
+Persisted as two tables (`curriculum_nodes`, `curriculum_edges`) in the bank's SQLite file or
+any other, and exported as GraphML or as node/edge DataFrames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from curricula.edges import EdgeArrays, compile_edges
+from curricula.posterior import estimate
+from curricula.schedulers import frontier_mask
+
+NODE_COLUMNS = ("kind", "skill", "attempts", "successes", "pass_rate", "learnability")
+EDGE_COLUMNS = ("relation", "prerequisite", "weight", "similarity")
+
+
+class DifficultyGraph:
+    """A growing networkx DiGraph of tasks; `graph` is what `Scheduler.select` takes."""
+
+    def __init__(self, graph: nx.DiGraph | None = None) -> None:
+        self.graph = graph if graph is not None else nx.DiGraph()
+        self.graph.graph.setdefault("version", 0)
+
+    def _changed(self) -> None:
+        # Schedulers cache the compiled graph by this version (see curricula.edges).
+        self.graph.graph["version"] = int(self.graph.graph.get("version", 0)) + 1
+
+    def __len__(self) -> int:
+        return self.graph.number_of_nodes()
+
+    # -- building --------------------------------------------------------------------------
+
+    def add_tasks(self, tasks: Iterable[Mapping[str, Any]]) -> int:
+        """Add or update task nodes; returns how many were new."""
+        new = 0
+        for task in tasks:
+            tid = task["id"]
+            tags = task.get("tags") or []
+            skill = task.get("skill") or (tags[0] if tags else None)
+            attrs = {"kind": task.get("kind") or "codegen"}
+            if skill:
+                attrs["skill"] = str(skill)
+            new += tid not in self.graph
+            self.graph.add_node(tid, **attrs)
+            for parent in task.get("parents") or ():
+                self._add_lineage(parent, tid)
+        self._changed()
+        return new
+
+    def add_lineage(self, pairs: Iterable[tuple[Any, Any]]) -> int:
+        """Add `parent -> child` edges; returns how many were new."""
+        added = sum(self._add_lineage(parent, child) for parent, child in pairs)
+        self._changed()
+        return added
+
+    def _add_lineage(self, parent: Any, child: Any) -> bool:
+        if parent == child:
+            return False
+        existing = self.graph.get_edge_data(parent, child)
+        if existing is not None and existing["relation"] != "similar":
+            return False
+        sim = existing.get("similarity") if existing else None
+        attrs = {"relation": "lineage", "prerequisite": True, "weight": 1.0}
+        if sim is not None:
+            attrs["similarity"] = sim
+        self.graph.add_edge(parent, child, **attrs)
+        return existing is None
+
+    def add_neighbours(
+        self, neighbours: Mapping[Any, Iterable[tuple[Any, float]]], min_similarity: float = 0.0
+    ) -> int:
+        """Add similarity edges (both directions) from kNN lists; returns how many pairs were new."""
+        added = 0
+        for tid, near in neighbours.items():
+            for other, sim in near:
+                if other == tid or sim < min_similarity:
+                    continue
+                for u, v in ((tid, other), (other, tid)):
+                    data = self.graph.get_edge_data(u, v)
+                    if data is None:
+                        self.graph.add_edge(
+                            u, v, relation="similar", prerequisite=False, weight=float(sim)
+                        )
+                        added += u == tid
+                    data = self.graph.edges[u, v]
+                    data["similarity"] = max(float(sim), data.get("similarity", float("-inf")))
+        self._changed()
+        return added
+
+    def update_stats(
+        self, stats: pd.DataFrame, *, margin: float = 0.25, min_attempts: int = 4
+    ) -> int:
+        """Store solve statistics on the nodes and add difficulty-order edges between related
+        tasks whose pass rates differ by at least `margin` (both with `min_attempts`).
+        Returns how many edges changed."""
+        known = stats.loc[stats.index.intersection(pd.Index(list(self.graph.nodes)))]
+        edges = compile_edges(self.graph, known.index)
+        est = estimate(known, edges)
+        mean = est.mean
+        for tid, att, suc, pr, lb in zip(
+            known.index,
+            known["attempts"].to_numpy(),
+            known["successes"].to_numpy(),
+            mean,
+            est.learnability,
+            strict=True,
+        ):
+            node = self.graph.nodes[tid]
+            node.update(attempts=int(att), successes=int(suc), pass_rate=float(pr))
+            node["learnability"] = float(lb)
+        changed = self._order_edges(known, edges, mean, margin, min_attempts)
+        self._changed()
+        return changed
+
+    def _order_edges(
+        self, known: pd.DataFrame, edges: EdgeArrays, mean: np.ndarray, margin: float, min_att: int
+    ) -> int:
+        measured = known["attempts"].to_numpy() >= min_att
+        src, dst = edges.src, edges.dst
+        # Each related pair once; orient it easier -> harder where the evidence is clear.
+        pair = (src < dst) & measured[src] & measured[dst]
+        gap = mean[src] - mean[dst]
+        clear = pair & (np.abs(gap) >= margin)
+        easy = np.where(gap[clear] > 0, src[clear], dst[clear])
+        hard = np.where(gap[clear] > 0, dst[clear], src[clear])
+        ids = known.index
+        changed = 0
+        for e, h in zip(ids[easy], ids[hard], strict=True):
+            back = self.graph.get_edge_data(h, e)
+            if back is not None and back.get("prerequisite"):
+                back["prerequisite"] = False  # contradicted by observation
+                changed += 1
+            data = self.graph.get_edge_data(e, h)
+            if data is None:
+                self.graph.add_edge(e, h, relation="order", prerequisite=True, weight=1.0)
+                changed += 1
+            elif not data.get("prerequisite"):
+                data["prerequisite"] = True
+                if data["relation"] == "similar":
+                    data["relation"] = "order"
+                changed += 1
+        return changed
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def frontier(self, stats: pd.DataFrame, mastery: float = 0.8) -> list:
+        """Tasks in `stats` not mastered whose prerequisites all are (posterior mean >= mastery)."""
+        edges = compile_edges(self.graph, stats.index)
+        mask = frontier_mask(estimate(stats, edges), edges, mastery)
+        return stats.index[mask].tolist()
+
+    def skill_clusters(self, seed: int = 0) -> dict[str, list]:
+        """Tasks grouped by skill; tasks without one are grouped by communities of similarity."""
+        clusters: dict[str, list] = {}
+        unlabeled = []
+        for tid, skill in self.graph.nodes(data="skill"):
+            if skill is None:
+                unlabeled.append(tid)
+            else:
+                clusters.setdefault(str(skill), []).append(tid)
+        if unlabeled:
+            sub = self.graph.subgraph(unlabeled).to_undirected()
+            parts = nx.community.louvain_communities(sub, weight="weight", seed=seed)
+            for i, part in enumerate(sorted(parts, key=len, reverse=True)):
+                clusters[f"cluster-{i}"] = sorted(part, key=str)
+        return clusters
+
+    # -- export and persistence ------------------------------------------------------------
+
+    def to_tables(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """(nodes indexed by task_id, edges with src and dst columns)."""
+        nodes = pd.DataFrame(
+            [
+                {"task_id": n, **{c: d.get(c) for c in NODE_COLUMNS}}
+                for n, d in self.graph.nodes(data=True)
+            ],
+            columns=["task_id", *NODE_COLUMNS],
+        ).set_index("task_id")
+        edges = pd.DataFrame(
+            [
+                {"src": u, "dst": v, **{c: d.get(c) for c in EDGE_COLUMNS}}
+                for u, v, d in self.graph.edges(data=True)
+            ],
+            columns=["src", "dst", *EDGE_COLUMNS],
+        )
+        return nodes, edges
+
+    @classmethod
+    def from_tables(cls, nodes: pd.DataFrame, edges: pd.DataFrame) -> DifficultyGraph:
+        graph = nx.DiGraph()
+        for tid, row in nodes.iterrows():
+            graph.add_node(tid, **_present(row.to_dict()))
+        for row in edges.to_dict("records"):
+            attrs = _present({c: row.get(c) for c in EDGE_COLUMNS})
+            attrs["prerequisite"] = bool(attrs.get("prerequisite", True))
+            graph.add_edge(row["src"], row["dst"], **attrs)
+        return cls(graph)
+
+    def write_graphml(self, path: str) -> None:
+        """GraphML for Gephi/Cytoscape/networkx; missing attributes are left out."""
+        clean = nx.DiGraph()
+        clean.add_nodes_from((str(n), _present(d)) for n, d in self.graph.nodes(data=True))
+        clean.add_edges_from(
+            (str(u), str(v), _present(d)) for u, v, d in self.graph.edges(data=True)
+        )
+        nx.write_graphml(clean, path)
+
+    @classmethod
+    def read_graphml(cls, path: str) -> DifficultyGraph:
+        return cls(nx.DiGraph(nx.read_graphml(path)))
+
+
+def _present(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes that carry a value (GraphML and networkx have no use for None or NaN)."""
+    out = {}
+    for key, value in attrs.items():
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            continue
+        out[key] = value.item() if isinstance(value, np.generic) else value
+    return out

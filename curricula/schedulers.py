@@ -1,0 +1,182 @@
+"""The six built-in schedulers. Each is a few vectorised passes over `stats` (no Python loop
+over tasks), so that choosing 512 tasks from a bank of a million stays well under 100 ms.
+
+- uniform: every task equally likely (the baseline).
+- easy_to_hard: the unmastered tasks with the highest estimated pass rate first.
+- dapo_filter: uniform over tasks whose record is not all-solved or never-solved (DAPO's
+  dynamic-sampling filter, applied from history instead of after paying for the rollouts);
+  filtered tasks come back after `retry_after` steps, since the solver changes.
+- learnability: Thompson-style: draw a plausible pass rate p from each task's posterior (normal
+  approximation), score p(1-p), take the top k. Unknown tasks win by their uncertainty,
+  measured tasks by their learnability (Foster & Foerster 2025 sample by p(1-p)).
+- plr: Prioritized Level Replay (Jiang et al. 2021): rank-based priority on learnability with
+  temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`.
+- frontier: tasks not yet mastered whose prerequisites (graph predecessors) are all mastered,
+  ranked by the same Thompson learnability; a share `explore` of the batch is chosen by
+  learnability over the whole bank, and the rest fills up from it when the frontier is short.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from curricula.base import (
+    Scheduler,
+    check_stats,
+    ids_at,
+    register_scheduler,
+    top_k,
+    weighted_sample,
+)
+from curricula.edges import EdgeArrays, EdgeCache
+from curricula.posterior import Estimates, current_step, estimate
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+class _PosteriorScheduler(Scheduler):
+    """Shared plumbing: posterior options and the compiled-graph cache."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        prior: tuple[float, float] = (1.0, 1.0),
+        borrow_cap: float = 4.0,
+        half_life: float | None = None,
+    ) -> None:
+        super().__init__(seed)
+        self.prior = prior
+        self.borrow_cap = borrow_cap
+        self.half_life = half_life
+        self._edges = EdgeCache()
+
+    def estimates(self, stats: pd.DataFrame, graph: nx.DiGraph | None) -> Estimates:
+        edges = self._edges.get(graph, stats.index)
+        return estimate(
+            stats, edges, prior=self.prior, borrow_cap=self.borrow_cap, half_life=self.half_life
+        )
+
+    def sampled_learnability(self, est: Estimates) -> np.ndarray:
+        """p(1-p) for one draw of p per task from a normal approximation of its posterior."""
+        z = self.rng.standard_normal(est.alpha.shape[0], dtype=np.float32)
+        p = np.clip(est.mean + est.uncertainty * z, np.float32(0.0), np.float32(1.0))
+        return p * (np.float32(1.0) - p)
+
+
+@register_scheduler("uniform")
+class Uniform(Scheduler):
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        return ids_at(stats, self.rng.choice(len(stats), k, replace=False))
+
+
+@register_scheduler("easy_to_hard")
+class EasyToHard(_PosteriorScheduler):
+    def __init__(self, seed: int = 0, *, mastery: float = 0.8, **options) -> None:
+        super().__init__(seed, **options)
+        self.mastery = mastery
+
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        mean = self.estimates(stats, graph).mean
+        # Mastered tasks go last; among the rest the easiest first; ties broken at random.
+        jitter = self.rng.random(mean.shape[0], dtype=np.float32) * 1e-6
+        score = np.where(mean >= self.mastery, mean - 2.0, mean) + jitter
+        return ids_at(stats, top_k(score, k))
+
+
+@register_scheduler("dapo_filter")
+class DapoFilter(Scheduler):
+    def __init__(self, seed: int = 0, *, retry_after: int | None = 50) -> None:
+        super().__init__(seed)
+        self.retry_after = retry_after
+
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        attempts = stats["attempts"].to_numpy()
+        successes = stats["successes"].to_numpy()
+        uniform_record = (attempts > 0) & ((successes == 0) | (successes == attempts))
+        if self.retry_after is not None:
+            stale = current_step(stats) - stats["last_step"].to_numpy() > self.retry_after
+            uniform_record &= ~stale
+        # Weight 1 for kept tasks, 0 for filtered ones: filtered ones only fill a short batch.
+        return ids_at(stats, weighted_sample((~uniform_record).astype(np.float64), k, self.rng))
+
+
+@register_scheduler("learnability")
+class Learnability(_PosteriorScheduler):
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        score = self.sampled_learnability(self.estimates(stats, graph))
+        return ids_at(stats, top_k(score, k))
+
+
+@register_scheduler("plr")
+class PrioritizedReplay(_PosteriorScheduler):
+    def __init__(
+        self, seed: int = 0, *, temperature: float = 0.3, staleness_weight: float = 0.1, **options
+    ) -> None:
+        super().__init__(seed, **options)
+        self.temperature = temperature
+        self.staleness_weight = staleness_weight
+
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        n = len(stats)
+        if k == 0:
+            return []
+        est = self.estimates(stats, graph)
+        score = est.learnability + self.rng.random(n, dtype=np.float32) * 1e-9  # random tie-break
+        # Rank weights (1/rank)^(1/T) beyond the top m ranks are below 1e-9 of the first one's
+        # for the temperatures PLR uses, so only those ranks are sorted: O(n) instead of a sort.
+        m = min(n, max(16 * k, 4096))
+        best = top_k(score, m)
+        rank_weight = (1.0 / np.arange(1, m + 1)) ** (1.0 / self.temperature)
+        total_stale = float(est.staleness.sum(dtype=np.float64))
+        if total_stale > 0:
+            weights = est.staleness * np.float32(self.staleness_weight / total_stale)
+        else:
+            weights = np.full(n, self.staleness_weight / n, dtype=np.float32)
+        weights[best] += ((1.0 - self.staleness_weight) * rank_weight / rank_weight.sum()).astype(
+            np.float32
+        )
+        return ids_at(stats, weighted_sample(weights, k, self.rng))
+
+
+@register_scheduler("frontier")
+class Frontier(_PosteriorScheduler):
+    def __init__(
+        self, seed: int = 0, *, mastery: float = 0.8, explore: float = 0.25, **options
+    ) -> None:
+        super().__init__(seed, **options)
+        self.mastery = mastery
+        self.explore = explore
+
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        est = self.estimates(stats, graph)
+        score = self.sampled_learnability(est)
+        if graph is None:  # without a graph there is no frontier: plain learnability
+            return ids_at(stats, top_k(score, k))
+        on_frontier = frontier_mask(est, self._edges.get(graph, stats.index), self.mastery)
+        # Frontier tasks first (score shifted above every other task), then the rest.
+        n_front = k - int(round(self.explore * k))
+        front = top_k(np.where(on_frontier, score, -1.0), n_front)
+        front = front[on_frontier[front]]
+        rest_score = score.copy()
+        rest_score[front] = -np.inf
+        rest = top_k(rest_score, k - front.shape[0])
+        return ids_at(stats, np.concatenate([front, rest]))
+
+
+def frontier_mask(est: Estimates, edges: EdgeArrays | None, mastery: float = 0.8) -> np.ndarray:
+    """True for tasks not mastered (posterior mean below `mastery`) whose prerequisites are."""
+    mastered = est.mean >= mastery
+    if edges is None:
+        return ~mastered
+    return ~mastered & (edges.unmet_prerequisites(mastered) == 0)
