@@ -1,0 +1,173 @@
+"""Linux primitives the sandbox needs and Python 3.11 lacks: namespaces, mounts, capabilities.
+
+Every function returns False (or raises OSError where noted) instead of crashing when the
+kernel refuses, so the zygote can report which protections are active.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import resource
+import socket
+import struct
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+# NOROOT, NOROOT_LOCKED, NO_SETUID_FIXUP, NO_SETUID_FIXUP_LOCKED, KEEP_CAPS_LOCKED:
+# a uid-0 process that has dropped its capabilities cannot regain them through execve.
+SECUREBITS_LOCKED_DOWN = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
+
+
+def _ok(rc: int) -> bool:
+    return rc == 0
+
+
+def unshare(flags: int) -> bool:
+    return _ok(_libc.unshare(flags))
+
+
+def setns(fd: int, nstype: int) -> bool:
+    return _ok(_libc.setns(fd, nstype))
+
+
+def mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None
+) -> bool:
+    def enc(s):
+        return None if s is None else s.encode()
+
+    return _ok(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)))
+
+
+def fresh_tmpfs(target: str, size_mb: int) -> bool:
+    return mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
+
+
+def make_mounts_private() -> bool:
+    return mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+
+
+def set_dumpable(flag: bool) -> None:
+    _libc.prctl(PR_SET_DUMPABLE, int(flag), 0, 0, 0)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_privileges() -> bool:
+    """Drop every capability for good and forbid gaining new privileges.
+
+    True when the effective capability set is empty afterwards.
+    """
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    _libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0)
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    _libc.capset(ctypes.byref(header), data)
+    return effective_caps() == 0
+
+
+def effective_caps() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return int(line.split()[1], 16)
+    return -1
+
+
+def loopback_down() -> bool:
+    """Take `lo` down so that not even 127.0.0.1 is reachable inside the sandbox."""
+    SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            req = struct.pack("16sH14x", b"lo", 0)
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
+            fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags & ~IFF_UP))
+        return True
+    except OSError:
+        return False
+
+
+def network_reachable() -> bool:
+    """True if any interface other than a down loopback exists."""
+    try:
+        names = os.listdir("/sys/class/net")
+    except OSError:
+        names = []
+    if not names:
+        try:
+            with open("/proc/net/dev") as f:
+                names = [line.split(":")[0].strip() for line in f.readlines()[2:]]
+        except OSError:
+            return True
+    for name in names:
+        if name != "lo":
+            return True
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            req = struct.pack("16sH14x", b"lo", 0)
+            flags = struct.unpack("16sH14x", fcntl.ioctl(s, 0x8913, req))[1]
+            return bool(flags & 0x1)
+    except OSError:
+        return True
+
+
+def close_fds_from(low: int) -> None:
+    """Close every descriptor >= low (listing /proc is far cheaper than closing 65k numbers)."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:
+        os.closerange(low, 65536)
+        return
+    for fd in fds:
+        if fd >= low:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def set_limits(memory_mb: int, file_mb: int, max_procs: int, cpu_s: float) -> None:
+    mem = memory_mb * 1024 * 1024
+    for res, val in (
+        (resource.RLIMIT_AS, mem),
+        (resource.RLIMIT_FSIZE, file_mb * 1024 * 1024),
+        (resource.RLIMIT_NPROC, max_procs),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_CPU, max(1, int(cpu_s) + 1)),
+    ):
+        try:
+            soft, hard = resource.getrlimit(res)
+            if hard != resource.RLIM_INFINITY:
+                val = min(val, hard)
+            resource.setrlimit(res, (val, val))
+        except (ValueError, OSError):
+            pass

@@ -1,0 +1,242 @@
+"""`Verifier`: a pool of long-lived sandboxed workers that grades rows in batches."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from selfplay.verifier import cgroups
+from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
+from selfplay.verifier.sandbox import IsolationUnavailable, Worker, probe_bwrap
+
+# Headroom in each worker's memory cgroup for the zygote and the test process, which each
+# also carry the row's address-space limit.
+_CGROUP_OVERHEAD = 512 * 1024 * 1024
+_REQUIRED = {
+    "sandbox": "bubblewrap sandbox",
+    "pid_namespace": "per-row PID namespace",
+    "mount_namespace": "per-row private /tmp",
+    "privileges_dropped": "dropped capabilities",
+}
+
+
+@dataclass(slots=True)
+class Limits:
+    """Defaults for every row; a row may override `timeout_s` and `memory_mb`."""
+
+    timeout_s: float = 10.0
+    memory_mb: int = 1024
+    file_mb: int = 64
+    max_procs: int = 64
+    max_output_bytes: int = 4 * 1024 * 1024
+
+
+class Verifier:
+    """Grade untrusted programs against their tests in sandboxed worker processes.
+
+    Workers start on first use and are reused across `grade` calls until `close`. It is safe
+    to call `grade` from several threads at once. Use as a context manager.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        timeout_s: float = 10.0,
+        memory_mb: int = 1024,
+        *,
+        file_mb: int = 64,
+        max_procs: int = 64,
+        max_output_bytes: int = 4 * 1024 * 1024,
+        require_isolation: bool = False,
+        preload: Iterable[str] = (),
+        warn=None,
+    ):
+        self.limits = Limits(timeout_s, memory_mb, file_mb, max_procs, max_output_bytes)
+        self.n_workers = max(1, workers or os.cpu_count() or 1)
+        self.require_isolation = require_isolation
+        self.preload = tuple(preload)
+        self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self._tasks: queue.Queue = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._workers: list[Worker] = []
+        self._groups: list[cgroups.WorkerCgroup] = []
+        self._start_lock = threading.Lock()
+        self._closed = False
+        self.isolation: dict = {}
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the workers now (otherwise the first `grade` does)."""
+        with self._start_lock:
+            if self._threads:
+                return
+            if self._closed:
+                raise RuntimeError("this Verifier is closed")
+            reason = probe_bwrap()
+            problems = [reason] if reason else []
+            cgroup_note = ""
+            for _ in range(self.n_workers):
+                group, cgroup_note = cgroups.create(
+                    self.limits.max_procs + 8,
+                    2 * self.limits.memory_mb * 1024 * 1024 + _CGROUP_OVERHEAD,
+                )
+                if group is not None:
+                    self._groups.append(group)
+                self._workers.append(Worker(reason is None, self.preload, group))
+            starters = [threading.Thread(target=w.start) for w in self._workers]
+            for t in starters:
+                t.start()
+            for t in starters:
+                t.join()
+            if any(w.proc is None for w in self._workers):
+                self._stop_workers()
+                raise RuntimeError("the sandbox workers failed to start")
+            facts = self._workers[0].facts
+            problems += [f"no {label}" for key, label in _REQUIRED.items() if not facts.get(key)]
+            if facts.get("network", True):
+                problems.append("network not isolated")
+            self.isolation = dict(facts, cgroups=cgroup_note if self._groups else None)
+            if problems and self.require_isolation:
+                self._stop_workers()
+                raise IsolationUnavailable("isolation unavailable: " + "; ".join(problems))
+            if problems:
+                self._warn(
+                    "selfplay: WARNING: untrusted code runs with weakened isolation: "
+                    + "; ".join(problems)
+                )
+            if not self._groups:
+                self._warn(
+                    f"selfplay: WARNING: no cgroups ({cgroup_note}); process and memory "
+                    "limits rely on rlimits and the row time limit"
+                )
+            for w in self._workers:
+                t = threading.Thread(target=self._serve, args=(w,), daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def close(self) -> None:
+        with self._start_lock:
+            self._closed = True
+            for _ in self._threads:
+                self._tasks.put(None)
+            for t in self._threads:
+                t.join()
+            self._threads.clear()
+            self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        for w in self._workers:
+            w.stop()
+        self._workers.clear()
+        for g in self._groups:
+            g.remove()
+        self._groups.clear()
+
+    # -- grading ------------------------------------------------------------------------
+    def grade(self, rows: Iterable[dict | Row]) -> list[Verdict]:
+        """Grade rows; verdicts come back in input order."""
+        return list(self.grade_iter(rows))
+
+    def grade_iter(
+        self, rows: Iterable[dict | Row], window: int | None = None
+    ) -> Iterator[Verdict]:
+        """Grade a stream of rows lazily, keeping at most `window` rows in flight."""
+        self.start()
+        window = window or self.n_workers * 8
+        done: queue.Queue = queue.Queue()
+        results: dict[int, Verdict] = {}
+        it = iter(rows)
+        sent = next_out = 0
+        exhausted = False
+        while True:
+            while not exhausted and sent - next_out < window:
+                try:
+                    item = next(it)
+                except StopIteration:
+                    exhausted = True
+                    break
+                verdict = self._submit(item, sent, done)
+                if verdict is not None:
+                    results[sent] = verdict
+                sent += 1
+            if next_out == sent and exhausted:
+                return
+            while next_out not in results:
+                index, verdict = done.get()
+                results[index] = verdict
+            yield results.pop(next_out)
+            next_out += 1
+
+    def _submit(self, item, index: int, done: queue.Queue) -> Verdict | None:
+        try:
+            row = item if isinstance(item, Row) else parse_row(item)
+        except InvalidRow as e:
+            row_id = item.get("id") if isinstance(item, dict) else None
+            return invalid(row_id if isinstance(row_id, str) else f"#{index}", str(e))
+        limits = self.limits
+        request = {
+            "program": row.program,
+            "tests": [[t.input, t.output] if isinstance(t, IOTest) else t for t in row.tests],
+            "calls": row.calls,
+            "limits": {
+                "timeout_s": row.timeout_s or limits.timeout_s,
+                "memory_mb": row.memory_mb or limits.memory_mb,
+                "file_mb": limits.file_mb,
+                "max_procs": limits.max_procs,
+                "max_output_bytes": limits.max_output_bytes,
+            },
+        }
+        self._tasks.put((index, row, request, done))
+        return None
+
+    def _serve(self, worker: Worker) -> None:
+        memory_now = self.limits.memory_mb
+        while True:
+            task = self._tasks.get()
+            if task is None:
+                return
+            index, row, request, done = task
+            try:
+                want = request["limits"]["memory_mb"]
+                if want != memory_now and worker.cgroup is not None:
+                    cgroups.set_memory(worker.cgroup, 2 * want * 1024 * 1024 + _CGROUP_OVERHEAD)
+                    memory_now = want
+                verdict = _to_verdict(row, worker.grade(request).verdict)
+            except Exception as e:  # never leave a caller waiting on a lost row
+                verdict = Verdict(
+                    row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
+                )
+            done.put((index, verdict))
+
+
+def _to_verdict(row: Row, raw: dict) -> Verdict:
+    """Build a Verdict from the test process's report, trusting none of its types."""
+    total = len(row.tests)
+    status = raw.get("status")
+    status = status if status in STATUSES and status != "invalid" else "error"
+    passed_n = raw.get("tests_passed")
+    passed_n = min(max(passed_n, 0), total) if type(passed_n) is int else 0
+    detail = raw.get("detail")
+    detail = detail[:2000] if isinstance(detail, str) else ""
+    duration = raw.get("duration_s")
+    duration = float(duration) if isinstance(duration, int | float) else 0.0
+    outputs = None
+    if row.calls:
+        raw_out = raw.get("outputs")
+        if isinstance(raw_out, list) and len(raw_out) == len(row.calls):
+            outputs = [o if isinstance(o, str) else None for o in raw_out]
+        else:
+            outputs = [None] * len(row.calls)
+    if status == "passed" and passed_n != total:
+        status = "error"
+    return Verdict(row.id, status == "passed", status, passed_n, total, duration, detail, outputs)
