@@ -1,0 +1,168 @@
+"""Near-duplicate search: task vectors in a faiss index.
+
+The default vectorizer needs no model: signed hashed n-grams (1 to 3) of the
+normalized program tokens plus the prompt's words, L2-normalized, so the inner
+product is the cosine similarity. Renamed or reformatted copies land on nearly the
+same vector. A sentence-transformers model can be configured instead
+(`Vectorizer(model="path/or/name")`).
+
+A high similarity is only a candidate: the gate then checks behaviour (each
+reference program against the other task's tests and examples), so look-alikes that
+compute different things (sum of evens, sum of odds) are both kept.
+
+For small banks the index is exact (`IndexFlatIP`); from `ivf_min` vectors on it is
+an inverted-file index (`IndexIVFFlat`, trained on a sample), which keeps a
+10,000-task check against a million-task bank within seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from task_bank.normalize import code_tokens, word_tokens
+from task_bank.schema import Task
+
+DEFAULT_DIM = 256
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+@dataclass(slots=True)
+class Vectorizer:
+    """Task -> unit vector. `model` switches to a sentence-transformers model."""
+
+    dim: int = DEFAULT_DIM
+    model: str | None = None
+    prompt_weight: float = 0.5
+    _st: Any = field(default=None, repr=False)
+    _cache: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return f"st:{self.model}" if self.model else f"hashed-ngrams-{self.dim}"
+
+    def _hash(self, tokens: list[str]) -> np.ndarray:
+        cache = self._cache
+        if len(cache) > 200_000:
+            cache.clear()
+        out = []
+        for t in tokens:
+            h = cache.get(t)
+            if h is None:
+                h = cache[t] = zlib.crc32(t.encode()) | (zlib.adler32(t.encode()) << 32)
+            out.append(h)
+        return np.array(out, dtype=np.uint64)
+
+    def _embed(self, tokens: list[str], vec: np.ndarray, weight: float) -> None:
+        if not tokens:
+            return
+        h = self._hash(tokens)
+        grams = [h]
+        if len(h) > 1:
+            grams.append(h[:-1] * _MIX1 ^ h[1:])
+        if len(h) > 2:
+            grams.append((h[:-2] * _MIX1 ^ h[1:-1]) * _MIX2 ^ h[2:])
+        allh = np.concatenate(grams)
+        idx = (allh % np.uint64(self.dim)).astype(np.int64)
+        sign = np.where((allh >> np.uint64(40)) & np.uint64(1), 1.0, -1.0)
+        part = np.bincount(idx, weights=sign, minlength=self.dim)
+        norm = np.linalg.norm(part)
+        if norm > 0:
+            vec += weight * part / norm
+
+    def vectorize(self, tasks: list[Task]) -> np.ndarray:
+        """An (n, dim) float32 array of unit vectors."""
+        if self.model:
+            return self._sentence_transformers(tasks)
+        out = np.zeros((len(tasks), self.dim), dtype=np.float32)
+        for i, task in enumerate(tasks):
+            vec = np.zeros(self.dim)
+            self._embed(code_tokens(task.program), vec, 1.0)
+            self._embed(word_tokens(task.prompt), vec, self.prompt_weight)
+            norm = np.linalg.norm(vec)
+            out[i] = vec / norm if norm > 0 else vec
+        return out
+
+    def _sentence_transformers(self, tasks: list[Task]) -> np.ndarray:
+        if self._st is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as e:
+                raise RuntimeError(
+                    "the sentence-transformers vectorizer needs `pip install sentence-transformers`"
+                ) from e
+            self._st = SentenceTransformer(self.model)
+        texts = [f"{t.prompt}\n{t.program}" for t in tasks]
+        vecs = self._st.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+        self.dim = int(vecs.shape[1])
+        return vecs.astype(np.float32)
+
+
+class NearDupIndex:
+    """Task vectors keyed by the task's integer key (its bank rowid)."""
+
+    def __init__(self, dim: int, *, ivf_min: int = 200_000, nprobe: int = 16) -> None:
+        self.dim = dim
+        self.ivf_min = ivf_min
+        self.nprobe = nprobe
+        self._index: Any = None
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _build(self, vectors: np.ndarray) -> Any:
+        import faiss
+
+        n = len(vectors)
+        if n < self.ivf_min:
+            return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+        nlist = int(min(65536, max(256, 4 * math.sqrt(n))))
+        quantizer = faiss.IndexFlatIP(self.dim)
+        index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        rng = np.random.default_rng(0)
+        sample = vectors[rng.choice(n, size=min(n, 40 * nlist), replace=False)]
+        index.train(np.ascontiguousarray(sample))
+        index.nprobe = self.nprobe
+        return index
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(vectors) == 0:
+            return
+        if self._index is None:
+            self._index = self._build(vectors)
+        self._index.add_with_ids(vectors, np.asarray(keys, dtype=np.int64))
+        self._size += len(vectors)
+
+    def search(
+        self, vectors: np.ndarray, threshold: float, k: int = 8
+    ) -> list[list[tuple[int, float]]]:
+        """For each query, the (key, similarity) pairs at or above `threshold`, best first."""
+        if self._index is None or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        sims, keys = self._index.search(np.ascontiguousarray(vectors, dtype=np.float32), k)
+        return [
+            [
+                (int(key), float(s))
+                for s, key in zip(srow, krow, strict=True)
+                if key >= 0 and s >= threshold
+            ]
+            for srow, krow in zip(sims, keys, strict=True)
+        ]
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    """Vectors are stored as float16: half the space, ample precision for cosine."""
+    return np.asarray(vector, dtype=np.float16).tobytes()
+
+
+def from_blobs(blobs: list[bytes], dim: int) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(-1, dim).astype(np.float32)

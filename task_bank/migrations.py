@@ -1,0 +1,90 @@
+"""Schema migrations, applied in order; `PRAGMA user_version` is the schema version.
+
+Each migration runs in its own transaction together with the version bump, so a
+bank is always at exactly one version. Append new migrations; never edit old ones.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: tasks, vectors, rounds, attempts, rejections.
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE rounds (
+        id INTEGER PRIMARY KEY,
+        started_at REAL NOT NULL,
+        finished_at REAL,
+        config TEXT NOT NULL DEFAULT '{}',
+        summary TEXT
+    );
+    CREATE TABLE tasks (
+        key INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('codegen', 'deduction', 'abduction', 'induction')),
+        prompt TEXT NOT NULL,
+        program TEXT NOT NULL,
+        entry_point TEXT,
+        tests TEXT NOT NULL,
+        examples TEXT NOT NULL DEFAULT '[]',
+        tags TEXT NOT NULL DEFAULT '[]',
+        metadata TEXT NOT NULL DEFAULT '{}',
+        source TEXT NOT NULL,
+        parent_ids TEXT NOT NULL DEFAULT '[]',
+        proposer TEXT,
+        round_id INTEGER REFERENCES rounds(id),
+        created_at REAL NOT NULL,
+        verified_at REAL,
+        deterministic INTEGER,
+        content_hash TEXT NOT NULL,
+        ast_hash TEXT NOT NULL,
+        dedup_key TEXT NOT NULL UNIQUE,
+        contaminated TEXT
+    );
+    CREATE INDEX tasks_kind ON tasks(kind);
+    CREATE INDEX tasks_source ON tasks(source);
+    CREATE INDEX tasks_ast_hash ON tasks(ast_hash);
+    CREATE TABLE vectors (
+        task_key INTEGER PRIMARY KEY REFERENCES tasks(key) ON DELETE CASCADE,
+        vector BLOB NOT NULL
+    );
+    CREATE TABLE attempts (
+        id INTEGER PRIMARY KEY,
+        task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        solver TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        status TEXT NOT NULL,
+        passed INTEGER NOT NULL,
+        reward REAL,
+        round_id INTEGER REFERENCES rounds(id),
+        step INTEGER NOT NULL DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX attempts_task ON attempts(task_id, solver);
+    CREATE TABLE rejections (
+        source TEXT NOT NULL,
+        item TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        created_at REAL NOT NULL,
+        PRIMARY KEY (source, item, reason)
+    );
+    """,
+    # 2: per-task, per-solver counters kept in step with attempts, so the curriculum
+    # reads one small row per task instead of scanning every attempt.
+    """
+    CREATE TABLE task_stats (
+        task_id TEXT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+        solver TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        successes INTEGER NOT NULL,
+        last_step INTEGER NOT NULL,
+        PRIMARY KEY (task_id, solver)
+    ) WITHOUT ROWID;
+    INSERT INTO task_stats
+        SELECT task_id, solver, COUNT(*), SUM(passed), MAX(step) FROM attempts
+        GROUP BY task_id, solver;
+    CREATE INDEX rejections_reason ON rejections(reason);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

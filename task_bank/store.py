@@ -1,0 +1,449 @@
+"""The task bank: one SQLite file (WAL, foreign keys, versioned schema).
+
+Every write is one transaction (`BEGIN IMMEDIATE ... COMMIT`), so a process killed at
+any point leaves a consistent bank holding everything committed before the kill.
+The bank stores what it is given; admission (verification, dedup, decontamination)
+happens in `task_bank.gate.Gate` before tasks get here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
+from task_bank.normalize import ast_hash
+from task_bank.schema import Task
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+DEFAULT_BANK = "selfplay.db"
+
+
+def default_bank_path() -> Path:
+    return Path(os.environ.get("SELFPLAY_BANK") or DEFAULT_BANK)
+
+
+class BankError(RuntimeError):
+    """A bank that cannot be opened or used; the message is one sentence."""
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One solver attempt at a task and the verifier's verdict on it."""
+
+    task_id: str
+    solver: str
+    answer: str
+    status: str
+    passed: bool
+    reward: float | None = None
+    round_id: int | None = None
+    step: int = 0
+    created_at: float | None = None
+
+
+@dataclass(slots=True)
+class Rejection:
+    """A candidate that was not admitted, and why (`item` identifies it within `source`)."""
+
+    source: str
+    item: str
+    reason: str
+    detail: str = ""
+
+
+def dedup_key(task: Task, program_hash: str) -> str:
+    """Exact-duplicate key: same kind and normalized program, and for deduction and
+    abduction the same question (the shown input, resp. output)."""
+    key = f"{task.kind}:{program_hash}"
+    if task.kind in ("deduction", "abduction") and task.examples:
+        shown = task.examples[0]["input" if task.kind == "deduction" else "output"]
+        key += f":{shown}"
+    return key
+
+
+_TASK_COLUMNS = (
+    "id, kind, prompt, program, entry_point, tests, examples, tags, metadata, source, "
+    "parent_ids, proposer, round_id, created_at, verified_at, deterministic, contaminated"
+)
+
+
+def _task_from_row(r: tuple) -> Task:
+    return Task(
+        id=r[0],
+        kind=r[1],
+        prompt=r[2],
+        program=r[3],
+        entry_point=r[4],
+        tests=json.loads(r[5]),
+        examples=json.loads(r[6]),
+        tags=json.loads(r[7]),
+        metadata=json.loads(r[8]),
+        source=r[9],
+        parent_ids=json.loads(r[10]),
+        proposer=r[11],
+        round_id=r[12],
+        created_at=r[13],
+        verified_at=r[14],
+        deterministic=None if r[15] is None else bool(r[15]),
+        contaminated=r[16],
+    )
+
+
+class Bank:
+    """A task bank file. Use as a context manager or call `close()`."""
+
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_bank_path()
+        if not create and not self.path.exists():
+            raise BankError(f"there is no bank at {self.path}")
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            raise BankError(f"{self.path} is not a usable task bank ({e})") from None
+
+    def __enter__(self) -> Bank:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise BankError(
+                f"{self.path} has schema version {version}, newer than this selfplay "
+                f"understands ({SCHEMA_VERSION}); upgrade selfplay"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            script = MIGRATIONS[number - 1]
+            try:
+                self.conn.executescript(
+                    f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version = {number};\nCOMMIT;"
+                )
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    # ---- meta -------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as c:
+            c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # ---- tasks ------------------------------------------------------------------------
+
+    def add_tasks(
+        self,
+        tasks: list[Task],
+        *,
+        vectors: np.ndarray | None = None,
+        ast_hashes: list[str] | None = None,
+        content_hashes: list[str] | None = None,
+        rejections: Iterable[Rejection] = (),
+    ) -> list[int | None]:
+        """Insert tasks (with their vectors) and rejections in one transaction.
+
+        `content_hashes` are the candidates' hashes as they arrived (before the gate
+        filled in example outputs), which is what a re-import is compared against.
+
+        Returns each task's integer key, or None where the id or the exact-duplicate
+        key was already taken (a concurrent writer may have won the race).
+        """
+        hashes = ast_hashes if ast_hashes is not None else [ast_hash(t.program) for t in tasks]
+        now = time.time()
+        keys: list[int | None] = []
+        with self._write() as c:
+            for i, t in enumerate(tasks):
+                row = c.execute(
+                    f"INSERT INTO tasks ({_TASK_COLUMNS}, content_hash, ast_hash, dedup_key) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT DO NOTHING RETURNING key",
+                    (
+                        t.id,
+                        t.kind,
+                        t.prompt,
+                        t.program,
+                        t.entry_point,
+                        json.dumps(t.tests),
+                        json.dumps(t.examples),
+                        json.dumps(t.tags),
+                        json.dumps(t.metadata),
+                        t.source,
+                        json.dumps(t.parent_ids),
+                        t.proposer,
+                        t.round_id,
+                        t.created_at or now,
+                        t.verified_at,
+                        None if t.deterministic is None else int(t.deterministic),
+                        t.contaminated,
+                        content_hashes[i] if content_hashes else t.content_hash(),
+                        hashes[i],
+                        dedup_key(t, hashes[i]),
+                    ),
+                ).fetchone()
+                key = row[0] if row else None
+                keys.append(key)
+                if key is None:
+                    continue
+                if vectors is not None:
+                    c.execute(
+                        "INSERT INTO vectors VALUES (?, ?)",
+                        (key, vectors[i].astype("float16").tobytes()),
+                    )
+                # A task admitted on a later try is no longer a rejection.
+                c.execute("DELETE FROM rejections WHERE source = ? AND item = ?", (t.source, t.id))
+            self._insert_rejections(c, rejections, now)
+        return keys
+
+    def get(self, task_id: str) -> Task | None:
+        row = self.conn.execute(
+            f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?", (task_id,)
+        ).fetchone()
+        return _task_from_row(row) if row else None
+
+    def tasks(
+        self,
+        *,
+        kind: str | None = None,
+        source: str | None = None,
+        tag: str | None = None,
+        include_contaminated: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[Task]:
+        """Tasks in insertion order. Contaminated tasks are left out unless asked for,
+        so exports built on this never ship benchmark look-alikes by accident."""
+        where, args = self._filters(kind, source, tag, include_contaminated)
+        sql = f"SELECT {_TASK_COLUMNS} FROM tasks {where} ORDER BY key"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        for row in self.conn.execute(sql, args):
+            yield _task_from_row(row)
+
+    @staticmethod
+    def _filters(
+        kind: str | None, source: str | None, tag: str | None, include_contaminated: bool
+    ) -> tuple[str, list[Any]]:
+        clauses, args = [], []
+        if kind:
+            clauses.append("kind = ?")
+            args.append(kind)
+        if source:
+            clauses.append("source = ?")
+            args.append(source)
+        if tag:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?)")
+            args.append(tag)
+        if not include_contaminated:
+            clauses.append("contaminated IS NULL")
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    def tasks_by_key(self, keys: Iterable[int]) -> dict[int, Task]:
+        keys = list(keys)
+        out: dict[int, Task] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT key, {_TASK_COLUMNS} FROM tasks WHERE key IN ({marks})", chunk
+            ):
+                out[row[0]] = _task_from_row(row[1:])
+        return out
+
+    def _lookup(self, column: str, values: Iterable[str], result: str) -> dict[str, Any]:
+        values = list(dict.fromkeys(values))
+        out: dict[str, Any] = {}
+        for start in range(0, len(values), 500):
+            chunk = values[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {column}, {result} FROM tasks WHERE {column} IN ({marks})"
+            out.update(self.conn.execute(sql, chunk).fetchall())
+        return out
+
+    def content_hashes(self, ids: Iterable[str]) -> dict[str, str]:
+        """id -> content hash, for the ids already in the bank."""
+        return self._lookup("id", ids, "content_hash")
+
+    def ids_by_dedup_key(self, keys: Iterable[str]) -> dict[str, str]:
+        return self._lookup("dedup_key", keys, "id")
+
+    def ids_by_ast_hash(self, hashes: Iterable[str]) -> dict[str, str]:
+        return self._lookup("ast_hash", hashes, "id")
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+
+    def vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """All stored vectors: (keys int64, float32 array)."""
+        import numpy as np
+
+        rows = self.conn.execute(
+            "SELECT task_key, vector FROM vectors ORDER BY task_key"
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        keys = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(r[1] for r in rows)
+        dim = len(rows[0][1]) // 2
+        return keys, np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).astype(np.float32)
+
+    # ---- rejections -------------------------------------------------------------------
+
+    @staticmethod
+    def _insert_rejections(
+        c: sqlite3.Connection, rejections: Iterable[Rejection], now: float
+    ) -> None:
+        c.executemany(
+            "INSERT OR REPLACE INTO rejections VALUES (?, ?, ?, ?, ?)",
+            [(r.source, r.item, r.reason, r.detail[:2000], now) for r in rejections],
+        )
+
+    def add_rejections(self, rejections: Iterable[Rejection]) -> None:
+        """Record rejections; recording the same (source, item, reason) twice counts once."""
+        with self._write() as c:
+            self._insert_rejections(c, rejections, time.time())
+
+    def rejection_counts(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            "SELECT reason, COUNT(*) FROM rejections GROUP BY reason ORDER BY COUNT(*) DESC"
+        )
+        return dict(rows.fetchall())
+
+    # ---- rounds and attempts ----------------------------------------------------------
+
+    def start_round(self, config: dict[str, Any] | None = None) -> int:
+        with self._write() as c:
+            cur = c.execute(
+                "INSERT INTO rounds (started_at, config) VALUES (?, ?)",
+                (time.time(), json.dumps(config or {})),
+            )
+            return int(cur.lastrowid)
+
+    def finish_round(self, round_id: int, summary: dict[str, Any] | None = None) -> None:
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE rounds SET finished_at = ?, summary = ? WHERE id = ?",
+                (time.time(), json.dumps(summary or {}), round_id),
+            )
+            if cur.rowcount != 1:
+                raise BankError(f"there is no round {round_id}")
+
+    def rounds(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT id, started_at, finished_at, config, summary FROM rounds ORDER BY id"
+        )
+        return [
+            {
+                "id": r[0],
+                "started_at": r[1],
+                "finished_at": r[2],
+                "config": json.loads(r[3]),
+                "summary": None if r[4] is None else json.loads(r[4]),
+            }
+            for r in rows
+        ]
+
+    def add_attempts(self, attempts: Iterable[Attempt]) -> None:
+        """Record attempts and update the per-task, per-solver counters, atomically."""
+        now = time.time()
+        rows = [
+            (
+                a.task_id,
+                a.solver,
+                a.answer,
+                a.status,
+                int(a.passed),
+                a.reward,
+                a.round_id,
+                int(a.step),
+                a.created_at or now,
+            )
+            for a in attempts
+        ]
+        with self._write() as c:
+            try:
+                c.executemany(
+                    "INSERT INTO attempts (task_id, solver, answer, status, passed, reward, "
+                    "round_id, step, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except sqlite3.IntegrityError:
+                raise BankError(
+                    "an attempt names a task or round that is not in the bank"
+                ) from None
+            c.executemany(
+                "INSERT INTO task_stats VALUES (?, ?, 1, ?, ?) ON CONFLICT (task_id, solver) "
+                "DO UPDATE SET attempts = attempts + 1, successes = successes + excluded.successes, "
+                "last_step = MAX(last_step, excluded.last_step)",
+                [(r[0], r[1], r[4], r[7]) for r in rows],
+            )
+
+    def solve_stats(
+        self, solver: str | None = None, *, include_contaminated: bool = False
+    ) -> pd.DataFrame:
+        """Per-task counters for the curriculum: a DataFrame indexed by task id with
+        int columns attempts, successes, last_step (-1 when never attempted). One
+        solver's counters, or all solvers summed when `solver` is None."""
+        import pandas as pd
+
+        join = "LEFT JOIN task_stats s ON s.task_id = t.id"
+        args: list[Any] = []
+        if solver is not None:
+            join += " AND s.solver = ?"
+            args.append(solver)
+        where = "" if include_contaminated else "WHERE t.contaminated IS NULL"
+        rows = self.conn.execute(
+            f"SELECT t.id, COALESCE(SUM(s.attempts), 0), COALESCE(SUM(s.successes), 0), "
+            f"COALESCE(MAX(s.last_step), -1) FROM tasks t {join} {where} "
+            "GROUP BY t.key ORDER BY t.key",
+            args,
+        ).fetchall()
+        frame = pd.DataFrame.from_records(
+            rows, columns=["task_id", "attempts", "successes", "last_step"]
+        )
+        frame = frame.astype({"attempts": "int64", "successes": "int64", "last_step": "int64"})
+        return frame.set_index("task_id")
+
+    def solver_stats(self, task_id: str) -> list[tuple[str, int, int, int]]:
+        """(solver, attempts, successes, last_step) for one task."""
+        return self.conn.execute(
+            "SELECT solver, attempts, successes, last_step FROM task_stats WHERE task_id = ? "
+            "ORDER BY solver",
+            (task_id,),
+        ).fetchall()
