@@ -18,6 +18,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+@app.callback()
+def _root() -> None:
+    """Grow verified programming tasks at the right difficulty for RL on code models."""
+
+
 app.command(name="verify")(verify.verify)
 
 

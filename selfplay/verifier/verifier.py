@@ -93,12 +93,19 @@ class Verifier:
                 if group is not None:
                     self._groups.append(group)
                 self._workers.append(Worker(reason is None, self.preload, group))
-            starters = [threading.Thread(target=w.start) for w in self._workers]
-            for t in starters:
+            # Each worker is started by the thread that serves it: bubblewrap's
+            # --die-with-parent follows the thread that spawned it, not the process.
+            ready = []
+            for w in self._workers:
+                started = threading.Event()
+                t = threading.Thread(target=self._serve, args=(w, started), daemon=True)
                 t.start()
-            for t in starters:
-                t.join()
+                self._threads.append(t)
+                ready.append(started)
+            for started in ready:
+                started.wait()
             if any(w.proc is None for w in self._workers):
+                self._shutdown_threads()
                 self._stop_workers()
                 raise RuntimeError("the sandbox workers failed to start")
             facts = self._workers[0].facts
@@ -107,6 +114,7 @@ class Verifier:
                 problems.append("network not isolated")
             self.isolation = dict(facts, cgroups=cgroup_note if self._groups else None)
             if problems and self.require_isolation:
+                self._shutdown_threads()
                 self._stop_workers()
                 raise IsolationUnavailable("isolation unavailable: " + "; ".join(problems))
             if problems:
@@ -119,20 +127,19 @@ class Verifier:
                     f"selfplay: WARNING: no cgroups ({cgroup_note}); process and memory "
                     "limits rely on rlimits and the row time limit"
                 )
-            for w in self._workers:
-                t = threading.Thread(target=self._serve, args=(w,), daemon=True)
-                t.start()
-                self._threads.append(t)
 
     def close(self) -> None:
         with self._start_lock:
             self._closed = True
-            for _ in self._threads:
-                self._tasks.put(None)
-            for t in self._threads:
-                t.join()
-            self._threads.clear()
+            self._shutdown_threads()
             self._stop_workers()
+
+    def _shutdown_threads(self) -> None:
+        for _ in self._threads:
+            self._tasks.put(None)
+        for t in self._threads:
+            t.join()
+        self._threads.clear()
 
     def _stop_workers(self) -> None:
         for w in self._workers:
@@ -143,8 +150,8 @@ class Verifier:
         self._groups.clear()
 
     # -- grading ------------------------------------------------------------------------
-    def grade(self, rows: Iterable[dict | Row]) -> list[Verdict]:
-        """Grade rows; verdicts come back in input order."""
+    def grade(self, rows: Iterable[dict | Row | Verdict]) -> list[Verdict]:
+        """Grade rows; verdicts come back in input order. A `Verdict` item passes through."""
         return list(self.grade_iter(rows))
 
     def grade_iter(
@@ -178,6 +185,8 @@ class Verifier:
             next_out += 1
 
     def _submit(self, item, index: int, done: queue.Queue) -> Verdict | None:
+        if isinstance(item, Verdict):  # decided by the caller (an unparsable line, say)
+            return item
         try:
             row = item if isinstance(item, Row) else parse_row(item)
         except InvalidRow as e:
@@ -199,7 +208,13 @@ class Verifier:
         self._tasks.put((index, row, request, done))
         return None
 
-    def _serve(self, worker: Worker) -> None:
+    def _serve(self, worker: Worker, started: threading.Event) -> None:
+        try:
+            worker.start()
+        except Exception:
+            worker.proc = None
+        finally:
+            started.set()
         memory_now = self.limits.memory_mb
         while True:
             task = self._tasks.get()

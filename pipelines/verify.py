@@ -1,0 +1,132 @@
+"""`selfplay verify`: grade a JSONL file of programs and tests in the sandbox."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import typer
+
+from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
+from selfplay.verifier.records import invalid
+
+PROGRESS_MIN_ROWS = 200
+
+
+def _rows(stream: TextIO) -> Iterator:
+    for n, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            yield invalid(f"line-{n}", f"line {n}: not valid JSON ({e})")
+            continue
+        try:
+            yield parse_row(obj)
+        except InvalidRow as e:
+            row_id = obj.get("id") if isinstance(obj, dict) else None
+            yield invalid(row_id if isinstance(row_id, str) else f"line-{n}", f"line {n}: {e}")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"selfplay verify: {message}", err=True)
+    return typer.Exit(2)
+
+
+def verify(
+    input: Annotated[str, typer.Argument(help="JSONL file of rows, or - for stdin.")],
+    output: Annotated[str, typer.Option("-o", "--output", help="JSONL verdicts, or - for stdout.")],
+    timeout: Annotated[
+        float, typer.Option(help="Default wall-clock limit per row, seconds.", min=0.01)
+    ] = 10.0,
+    memory_mb: Annotated[
+        int, typer.Option(help="Default memory limit per row, MiB.", min=16)
+    ] = 1024,
+    workers: Annotated[
+        int, typer.Option(help="Sandboxed worker processes (default: CPU count).", min=0)
+    ] = 0,
+    require_isolation: Annotated[
+        bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")
+    ] = False,
+) -> None:
+    """Grade programs against their tests in the sandbox; one verdict per input row."""
+    try:
+        src = sys.stdin if input == "-" else open(input, encoding="utf-8")
+    except OSError as e:
+        raise _fail(f"cannot read {input}: {e.strerror}.") from None
+    try:
+        dst = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")
+    except OSError as e:
+        raise _fail(f"cannot write {output}: {e.strerror}.") from None
+    total = None
+    if input != "-":
+        try:
+            total = sum(1 for line in Path(input).open(encoding="utf-8") if line.strip())
+        except (OSError, UnicodeDecodeError):
+            total = None
+    counts: Counter[str] = Counter()
+    start = time.perf_counter()
+    try:
+        with Verifier(
+            workers or None, timeout, memory_mb, require_isolation=require_isolation
+        ) as v:
+            with _progress(total) as advance:
+                for verdict in v.grade_iter(_rows(src)):
+                    dst.write(json.dumps(verdict.to_dict()) + "\n")
+                    counts[verdict.status] += 1
+                    advance()
+    except IsolationUnavailable as e:
+        raise _fail(f"{e}.") from None
+    except UnicodeDecodeError:
+        raise _fail(f"{input} is not UTF-8 text.") from None
+    finally:
+        if dst is not sys.stdout:
+            dst.close()
+        if src is not sys.stdin:
+            src.close()
+    _summary(counts, time.perf_counter() - start)
+
+
+class _progress:
+    """A rich progress bar on stderr, only for long inputs."""
+
+    def __init__(self, total: int | None):
+        self.total = total
+        self.bar = None
+
+    def __enter__(self):
+        if self.total is None or self.total < PROGRESS_MIN_ROWS:
+            return lambda: None
+        from rich.progress import Progress
+
+        from pipelines.console import stderr
+
+        self.bar = Progress(console=stderr, transient=True)
+        self.bar.start()
+        task = self.bar.add_task("verifying", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _summary(counts: Counter, elapsed: float) -> None:
+    from rich.table import Table
+
+    from pipelines.console import stderr
+
+    n = sum(counts.values())
+    table = Table(title=f"{n} rows in {elapsed:.2f} s ({n / max(elapsed, 1e-9):.0f} rows/s)")
+    table.add_column("status")
+    table.add_column("rows", justify="right")
+    for status in ("passed", "failed", "error", "timeout", "memory", "invalid"):
+        if counts[status]:
+            table.add_row(status, str(counts[status]))
+    stderr.print(table)
