@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import verify
+from pipelines import bank, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -25,6 +25,7 @@ def _root() -> None:
 
 
 app.command(name="verify")(verify.verify)
+app.add_typer(bank.app, name="bank")
 
 
 def main() -> None:

@@ -140,6 +140,28 @@ def read_source(
     return out
 
 
+def admit_candidates(
+    candidates: Candidates,
+    gate: Gate,
+    *,
+    batch_size: int = 64,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> GateReport:
+    """Record the read-time rejections, then pass the tasks through the gate in batches."""
+    tasks = candidates.tasks[:limit] if limit is not None else candidates.tasks
+    report = GateReport(seen=len(candidates.rejections))
+    for r in candidates.rejections:
+        report.rejected[r.reason] += 1
+    if candidates.rejections:
+        gate.bank.add_rejections(candidates.rejections)
+    for start in range(0, len(tasks), batch_size):
+        report.merge(gate.admit(tasks[start : start + batch_size]))
+        if progress:
+            progress(min(start + batch_size, len(tasks)), len(tasks))
+    return report
+
+
 def import_source(
     source: str,
     gate: Gate,
@@ -152,14 +174,4 @@ def import_source(
 ) -> GateReport:
     """Read, check and admit a whole source; returns the counts."""
     candidates = read_source(source, source_name=source_name, shape=shape)
-    tasks = candidates.tasks[:limit] if limit is not None else candidates.tasks
-    report = GateReport(seen=len(candidates.rejections))
-    for r in candidates.rejections:
-        report.rejected[r.reason] += 1
-    if candidates.rejections:
-        gate.bank.add_rejections(candidates.rejections)
-    for start in range(0, len(tasks), batch_size):
-        report.merge(gate.admit(tasks[start : start + batch_size]))
-        if progress:
-            progress(min(start + batch_size, len(tasks)), len(tasks))
-    return report
+    return admit_candidates(candidates, gate, batch_size=batch_size, limit=limit, progress=progress)

@@ -1,0 +1,274 @@
+"""`selfplay bank`: import tasks into the task bank and inspect it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="bank",
+    help="Import tasks into the task bank (SQLite) and inspect it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+BankOption = Annotated[
+    Path | None,
+    typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"selfplay bank: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _open(path: Path | None, *, create: bool = False):
+    from task_bank.store import Bank, BankError
+
+    try:
+        return Bank(path, create=create)
+    except BankError as e:
+        raise _fail(f"{e}.") from None
+
+
+@app.command(name="import")
+def import_(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="humaneval, seeds, a .jsonl/.parquet file or a saved dataset directory."
+        ),
+    ],
+    bank: BankOption = None,
+    shape: Annotated[
+        str | None,
+        typer.Option(help="Record shape: rows, mbpp, kodcode, acecoder, stdio (default: detect)."),
+    ] = None,
+    source_name: Annotated[
+        str | None, typer.Option("--source-name", help="Source recorded on the tasks.")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)] = 2,
+    timeout: Annotated[
+        float, typer.Option(help="Verifier limit per row, seconds.", min=0.1)
+    ] = 10.0,
+    batch_size: Annotated[int, typer.Option(help="Tasks per transaction.", min=1)] = 64,
+    limit: Annotated[
+        int | None, typer.Option(help="Import at most this many tasks.", min=0)
+    ] = None,
+    near_dup_threshold: Annotated[
+        float, typer.Option(help="Cosine similarity that triggers the behaviour check.")
+    ] = 0.88,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Verify, deduplicate and decontaminate tasks from SOURCE, then add them to the bank."""
+    from pydantic import ValidationError
+
+    from selfplay.verifier import IsolationUnavailable, Verifier
+    from task_bank.gate import Gate, GateConfig
+    from task_bank.importers import SourceError, read_source
+    from task_bank.store import BankError
+
+    try:
+        config = GateConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
+    except ValidationError as e:
+        raise _fail(f"invalid option {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}.") from None
+    try:
+        candidates = read_source(source, source_name=source_name, shape=shape)
+    except SourceError as e:
+        raise _fail(str(e)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _fail(f"cannot read {source} ({e}).") from None
+    store = _open(bank, create=True)
+    try:
+        with Verifier(workers, timeout) as verifier:
+            gate = Gate(store, verifier, config)
+            report = _admit(gate, candidates, batch_size, limit)
+    except (BankError, IsolationUnavailable) as e:
+        raise _fail(f"{e}.") from None
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print_report(report, store.path)
+
+
+def _admit(gate, candidates, batch_size: int, limit: int | None):
+    from rich.progress import Progress
+
+    from pipelines.console import stderr
+    from task_bank.importers import admit_candidates
+
+    with Progress(console=stderr, transient=True) as bar:
+        task = bar.add_task("admitting", total=None)
+        return admit_candidates(
+            candidates,
+            gate,
+            batch_size=batch_size,
+            limit=limit,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+
+
+def _print_report(report, path: Path) -> None:
+    from rich.table import Table
+
+    from pipelines.console import stdout
+
+    table = Table(title=f"import into {path}")
+    table.add_column("outcome")
+    table.add_column("tasks", justify="right")
+    table.add_row("seen", str(report.seen))
+    table.add_row("admitted", str(report.admitted))
+    table.add_row("  of which contaminated (flagged)", str(report.contaminated))
+    table.add_row("already present", str(report.already_present))
+    for reason, n in report.rejected.most_common():
+        table.add_row(f"rejected: {reason}", str(n))
+    stdout.print(table)
+
+
+@app.command()
+def stats(
+    bank: BankOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Counts of tasks by kind and source, rejections by reason, attempts and solve rates."""
+    from task_bank.stats import summary
+
+    with _open(bank) as store:
+        data = summary(store)
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    from rich.table import Table
+
+    from pipelines.console import stdout
+
+    table = Table(title=f"{data['path']}: {data['tasks']} tasks", show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for group in ("by_kind", "by_source", "rejected"):
+        for name, n in data[group].items():
+            table.add_row(f"{group.replace('_', ' ')}: {name}", str(n))
+    table.add_row("contaminated (flagged)", str(data["contaminated"]))
+    table.add_row("attempts", str(data["attempts"]["total"]))
+    table.add_row("successes", str(data["attempts"]["successes"]))
+    rate = data["solve_rate"]
+    table.add_row("attempted tasks", str(rate["attempted_tasks"]))
+    table.add_row("mean solve rate", "-" if rate["mean"] is None else f"{rate['mean']:.3f}")
+    for bucket, n in rate["histogram"].items():
+        table.add_row(f"solve rate {bucket}", str(n))
+    table.add_row("rounds (finished)", f"{data['rounds']['total']} ({data['rounds']['finished']})")
+    stdout.print(table)
+
+
+@app.command()
+def show(
+    task_id: Annotated[str, typer.Argument(help="Task id.")],
+    bank: BankOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The task as a JSON row.")] = False,
+) -> None:
+    """One task: prompt, program, tests, examples, provenance and per-solver results."""
+    with _open(bank) as store:
+        task = store.get(task_id)
+        if task is None:
+            raise _fail(f"there is no task '{task_id}' in {store.path}.")
+        solvers = store.solver_stats(task_id)
+    if as_json:
+        row = task.to_row() | {
+            "contaminated": task.contaminated,
+            "verified_at": task.verified_at,
+            "deterministic": task.deterministic,
+            "solvers": {
+                s: {"attempts": a, "successes": k, "last_step": t} for s, a, k, t in solvers
+            },
+        }
+        typer.echo(json.dumps(row, indent=2))
+        return
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    from pipelines.console import stdout
+
+    facts = (
+        f"kind {task.kind} · source {task.source} · tags {', '.join(task.tags) or '-'} · "
+        f"entry point {task.entry_point or '(stdin/stdout)'} · deterministic {task.deterministic}"
+    )
+    stdout.print(Panel(Text(task.prompt), title=escape(task.id), subtitle=escape(facts)))
+    stdout.print(Syntax(task.program, "python", line_numbers=True))
+    for i, test in enumerate(task.tests):
+        body = test if isinstance(test, str) else json.dumps(test)
+        stdout.print(Panel(Text(body[:2000]), title=f"test {i}"))
+    for e in task.examples:
+        stdout.print(Text(f"example: {task.entry_point}({e['input']}) -> {e['output']}"))
+    if task.contaminated:
+        stdout.print(Text(f"contaminated: {task.contaminated}", style="red"))
+    for s, a, k, t in solvers:
+        stdout.print(Text(f"solver {s}: {k}/{a} solved, last step {t}"))
+
+
+@app.command(name="list")
+def list_(
+    bank: BankOption = None,
+    kind: Annotated[str | None, typer.Option(help="Only this kind.")] = None,
+    source: Annotated[str | None, typer.Option(help="Only this source.")] = None,
+    tag: Annotated[str | None, typer.Option(help="Only tasks with this tag.")] = None,
+    solver: Annotated[str | None, typer.Option(help="Count only this solver's attempts.")] = None,
+    min_solve_rate: Annotated[float | None, typer.Option(min=0.0, max=1.0)] = None,
+    max_solve_rate: Annotated[float | None, typer.Option(min=0.0, max=1.0)] = None,
+    contaminated: Annotated[
+        bool, typer.Option(help="Include tasks flagged as benchmark look-alikes.")
+    ] = True,
+    limit: Annotated[int, typer.Option(min=1)] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines on stdout.")] = False,
+) -> None:
+    """Tasks matching filters, with attempts and solve rate."""
+    from task_bank.schema import KINDS
+    from task_bank.stats import listing
+
+    if kind is not None and kind not in KINDS:
+        raise _fail(f"--kind must be one of {', '.join(KINDS)}, got '{kind}'.")
+    with _open(bank) as store:
+        rows = listing(
+            store,
+            kind=kind,
+            source=source,
+            tag=tag,
+            solver=solver,
+            min_rate=min_solve_rate,
+            max_rate=max_solve_rate,
+            include_contaminated=contaminated,
+            limit=limit,
+        )
+    if as_json:
+        for row in rows:
+            typer.echo(json.dumps(row))
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    from pipelines.console import stdout
+
+    table = Table(title=f"{len(rows)} tasks")
+    for col in ("id", "kind", "source", "tags", "attempts", "solve rate", "contaminated"):
+        justify = "right" if col in ("attempts", "solve rate") else "left"
+        table.add_column(col, justify=justify, overflow="fold")
+    for r in rows:
+        rate = "-" if r["solve_rate"] is None else f"{r['solve_rate']:.2f}"
+        table.add_row(
+            escape(r["id"]),
+            r["kind"],
+            escape(r["source"]),
+            escape(", ".join(r["tags"])),
+            str(r["attempts"]),
+            rate,
+            "yes" if r["contaminated"] else "",
+        )
+    stdout.print(table)

@@ -1,0 +1,110 @@
+"""Bank summaries for `selfplay bank stats` and `selfplay bank list`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from task_bank.store import Bank
+
+# Upper edges of the solve-rate histogram buckets (a bucket holds rates <= its edge).
+RATE_EDGES = (0.0, 0.25, 0.5, 0.75, 0.999999, 1.0)
+RATE_LABELS = ("0", "(0, 0.25]", "(0.25, 0.5]", "(0.5, 0.75]", "(0.75, 1)", "1")
+
+
+def summary(bank: Bank) -> dict[str, Any]:
+    """Counts of tasks, rejections, attempts and solve rates (the `stats --json` object)."""
+    q = bank.conn.execute
+    by_kind = dict(q("SELECT kind, COUNT(*) FROM tasks GROUP BY kind ORDER BY kind").fetchall())
+    by_source = dict(
+        q("SELECT source, COUNT(*) FROM tasks GROUP BY source ORDER BY COUNT(*) DESC").fetchall()
+    )
+    contaminated = q("SELECT COUNT(*) FROM tasks WHERE contaminated IS NOT NULL").fetchone()[0]
+    solvers = {
+        solver: {"attempts": a, "successes": s, "tasks": n}
+        for solver, a, s, n in q(
+            "SELECT solver, SUM(attempts), SUM(successes), COUNT(*) FROM task_stats "
+            "GROUP BY solver ORDER BY solver"
+        )
+    }
+    per_task = q("SELECT SUM(attempts), SUM(successes) FROM task_stats GROUP BY task_id").fetchall()
+    histogram = dict.fromkeys(RATE_LABELS, 0)
+    rates = []
+    for attempts, successes in per_task:
+        rate = successes / attempts
+        rates.append(rate)
+        for edge, label in zip(RATE_EDGES, RATE_LABELS, strict=True):
+            if rate <= edge:
+                histogram[label] += 1
+                break
+    rounds = q("SELECT COUNT(*), COUNT(finished_at) FROM rounds").fetchone()
+    return {
+        "path": str(bank.path),
+        "schema_version": bank.schema_version,
+        "tasks": sum(by_kind.values()),
+        "by_kind": by_kind,
+        "by_source": by_source,
+        "contaminated": contaminated,
+        "rejected": bank.rejection_counts(),
+        "attempts": {
+            "total": sum(s["attempts"] for s in solvers.values()),
+            "successes": sum(s["successes"] for s in solvers.values()),
+            "by_solver": solvers,
+        },
+        "solve_rate": {
+            "attempted_tasks": len(rates),
+            "mean": round(sum(rates) / len(rates), 6) if rates else None,
+            "solved_tasks": sum(1 for r in rates if r > 0),
+            "histogram": histogram,
+        },
+        "rounds": {"total": rounds[0], "finished": rounds[1]},
+    }
+
+
+def listing(
+    bank: Bank,
+    *,
+    kind: str | None = None,
+    source: str | None = None,
+    tag: str | None = None,
+    solver: str | None = None,
+    min_rate: float | None = None,
+    max_rate: float | None = None,
+    include_contaminated: bool = True,
+    limit: int = 50,
+) -> list[dict[str, Any]]:
+    """Tasks matching the filters, with attempts and solve rate. A solve-rate bound
+    leaves out tasks never attempted (their rate is unknown)."""
+    where, args = bank._filters(kind, source, tag, include_contaminated)
+    join = "LEFT JOIN task_stats s ON s.task_id = t.id" + (" AND s.solver = ?" if solver else "")
+    join_args = [solver] if solver else []
+    having = []
+    if min_rate is not None:
+        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) >= ?")
+        args.append(min_rate)
+    if max_rate is not None:
+        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) <= ?")
+        args.append(max_rate)
+    sql = (
+        "SELECT t.id, t.kind, t.source, t.tags, t.contaminated, "
+        "COALESCE(SUM(s.attempts), 0), COALESCE(SUM(s.successes), 0) "
+        f"FROM tasks t {join} {where} "
+        f"GROUP BY t.key {'HAVING ' + ' AND '.join(having) if having else ''} "
+        f"ORDER BY t.key LIMIT {int(limit)}"
+    )
+    out = []
+    rows = bank.conn.execute(sql, join_args + args).fetchall()
+    for tid, k, src, tags, contam, attempts, successes in rows:
+        out.append(
+            {
+                "id": tid,
+                "kind": k,
+                "source": src,
+                "tags": json.loads(tags),
+                "contaminated": contam,
+                "attempts": attempts,
+                "successes": successes,
+                "solve_rate": successes / attempts if attempts else None,
+            }
+        )
+    return out
