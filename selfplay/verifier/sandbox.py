@@ -102,7 +102,10 @@ def bwrap_command(python: str) -> list[str]:
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives"):
         cmd += ["--ro-bind-try", f, f]
     cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/"]
+    for name in ("nsswitch.conf", "hosts"):
+        cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/dev"]
+    cmd += ["--remount-ro", "/"]
     cmd += ["--clearenv"]
     for k, v in SANDBOX_ENV.items():
         cmd += ["--setenv", k, v]

@@ -45,6 +45,9 @@ _EXC_TYPES = {
 }
 
 
+_BUILTIN_NAMES = frozenset(vars(builtins))
+
+
 def _exception(name: str, message: str):
     cls = _EXC_TYPES.get(name)
     if cls is None:
@@ -317,7 +320,8 @@ for _op in (
 def _namespace(sol: Solution, manifest: dict) -> dict:
     ns: dict = {"__name__": "__test__", "__builtins__": builtins}
     for name, (kind, value) in manifest.items():
-        if type(name) is not str:
+        # A program's `len` or `sorted` must not replace the builtins the tests rely on.
+        if type(name) is not str or name in _BUILTIN_NAMES:
             continue
         if kind == "module" and type(value) is str:
             try:

@@ -58,6 +58,11 @@ def fresh_tmpfs(target: str, size_mb: int) -> bool:
     return mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=1777")
 
 
+def fresh_proc() -> bool:
+    """Mount a procfs for the current PID namespace, hiding processes outside the row."""
+    return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | 0x8, None)  # 0x8: MS_NOEXEC
+
+
 def make_mounts_private() -> bool:
     return mount(None, "/", None, MS_REC | MS_PRIVATE, None)
 

@@ -81,15 +81,15 @@ def check_plain(value, _budget: list[int] | None = None):
 
 
 def to_plain(value):
-    """Solution side: a marshal-able copy of `value`, converting numpy values; else NotPlain.
+    """Solution side: `value` as plain data, converting numpy values; else NotPlain.
 
     This runs in the untrusted process, so it needs no defences: whatever it produces is
     checked again by the receiver.
     """
+    # marshal alone is not enough: it writes any buffer (a numpy array, a bytearray) as bytes.
     try:
-        marshal.dumps(value)
-        return value
-    except ValueError:
+        return check_plain(value)
+    except WireError:
         pass
     converted = _convert(value, 0)
     try:

@@ -108,6 +108,7 @@ class Zygote:
                         and osutil.unshare(osutil.CLONE_NEWNS)
                         and osutil.make_mounts_private()
                         and osutil.fresh_tmpfs("/tmp", 1)
+                        and osutil.fresh_proc()
                         and osutil.drop_privileges()
                     )
                     os._exit(0 if ok else 1)
@@ -163,13 +164,15 @@ class Zygote:
                 size = req["limits"]["file_mb"] + 8
                 osutil.fresh_tmpfs("/tmp", size)
                 osutil.fresh_tmpfs("/dev/shm", size)
+                osutil.fresh_proc()
                 os.chdir("/tmp")
                 osutil.drop_privileges()
             else:
                 os.setsid()
                 os.chdir(scratch)
             osutil.set_dumpable(False)
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            # A solution that hangs up must surface as BrokenPipeError, not kill the harness.
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
             harness.run(req, 3)
         except BaseException as e:
             try:

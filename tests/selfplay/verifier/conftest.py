@@ -1,0 +1,41 @@
+import os
+
+import pytest
+
+from selfplay.verifier import Verifier
+
+
+@pytest.fixture(scope="session")
+def verifier():
+    with Verifier(workers=2, timeout_s=5.0, memory_mb=512) as v:
+        yield v
+
+
+@pytest.fixture
+def grade(verifier):
+    """Grade one program; returns its Verdict."""
+
+    def run(program, tests=("pass",), **row):
+        return verifier.grade([{"id": "t", "program": program, "tests": list(tests), **row}])[0]
+
+    return run
+
+
+@pytest.fixture
+def processes_with():
+    return _processes_with
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Host pids whose command line contains `marker` (sandboxed processes included)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found

@@ -1,0 +1,157 @@
+"""What untrusted code can reach: one test per isolation property."""
+
+import os
+import socket
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+from selfplay.verifier import IsolationUnavailable, Verifier
+
+
+def test_sandbox_reports_full_isolation_on_this_machine(verifier):
+    verifier.start()
+    facts = verifier.isolation
+    assert facts["sandbox"] and facts["pid_namespace"] and facts["mount_namespace"]
+    assert facts["privileges_dropped"] and facts["network"] is False
+
+
+def test_no_connection_to_a_server_on_host_loopback(grade):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted = []
+    t = threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True)
+    t.start()
+    port = server.getsockname()[1]
+    program = (
+        "import socket\n"
+        "def probe(port):\n"
+        "    try:\n"
+        "        socket.create_connection(('127.0.0.1', port), timeout=1).close()\n"
+        "        return 'connected'\n"
+        "    except OSError as e:\n"
+        "        return 'blocked'\n"
+    )
+    v = grade(program, [f"assert probe({port}) == 'blocked'"])
+    server.close()
+    assert v.passed, v.detail
+    assert accepted == []
+
+
+def test_no_dns(grade):
+    program = (
+        "import socket\n"
+        "def resolve(name):\n"
+        "    try:\n"
+        "        return socket.getaddrinfo(name, 80)[0][4][0]\n"
+        "    except OSError:\n"
+        "        return None\n"
+    )
+    v = grade(
+        program, ["assert resolve('pypi.org') is None", "assert resolve('localhost') is None"]
+    )
+    assert v.passed, v.detail
+
+
+def test_scratch_directory_is_fresh_per_row_and_nothing_else_is_writable(verifier):
+    writer = (
+        "import os\n"
+        "open('left-behind', 'w').write('x')\n"
+        "open('/tmp/also-left', 'w').write('x')\n"
+        "open('/dev/shm/shm-left', 'w').write('x')\n"
+        "def try_write(path):\n"
+        "    try:\n"
+        "        open(path, 'w').write('x')\n"
+        "        return True\n"
+        "    except OSError:\n"
+        "        return False\n"
+    )
+    tests = ["assert os.getcwd() == '/tmp'"] + [
+        f"assert not try_write({p!r})" for p in ("/usr/evil", "/evil", "/opt/evil", "/dev/evil")
+    ]
+    reader = (
+        "import os\n"
+        "def leftovers():\n"
+        "    return [p for p in ('left-behind', '/tmp/also-left', '/dev/shm/shm-left')\n"
+        "            if os.path.exists(p)]\n"
+    )
+    verdicts = verifier.grade(
+        [{"id": "w", "program": writer, "tests": tests}]
+        + [
+            {"id": f"r{i}", "program": reader, "tests": ["assert leftovers() == []"]}
+            for i in range(4)
+        ]
+    )
+    assert all(v.passed for v in verdicts), [v.detail for v in verdicts]
+
+
+def test_host_secrets_are_invisible(grade, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token")
+    paths = [
+        str(secret),
+        os.getcwd(),
+        str(Path(__file__).resolve()),
+        "/etc/shadow",
+        "/root/.bashrc",
+    ]
+    program = (
+        "import os\n"
+        "def visible(paths):\n"
+        "    return [p for p in paths if os.path.exists(p)]\n"
+        "def home_listing(home):\n"
+        "    return sorted(os.listdir(home)) if os.path.isdir(home) else []\n"
+    )
+    v = grade(program, [], calls=[f"visible({paths!r})", f"home_listing({str(Path.home())!r})"])
+    assert v.outputs[0] == "[]"
+    # The home directory shows at most the path down to the Python installation, if it lives there.
+    home = Path.home().resolve()
+    prefix = Path(sys.base_prefix).resolve()
+    allowed = [prefix.relative_to(home).parts[0]] if prefix.is_relative_to(home) else []
+    assert v.outputs[1] == repr(allowed)
+
+
+def test_environment_variables_are_not_inherited(monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value")
+    program = "import os\ndef env():\n    return dict(os.environ)\n"
+    with Verifier(workers=1) as v:
+        verdict = v.grade([{"id": "e", "program": program, "tests": [], "calls": ["env()"]}])[0]
+    assert "hf_secret_value" not in verdict.outputs[0]
+    assert "HF_TOKEN" not in verdict.outputs[0]
+
+
+def test_standard_library_and_installed_packages_import(grade):
+    v = grade("import json, collections, numpy\n", ["assert numpy.arange(3).sum() == 3"])
+    assert v.passed, v.detail
+
+
+def test_degrades_loudly_without_bubblewrap_and_refuses_when_required(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on PATH
+    warnings = []
+    with Verifier(workers=1, warn=warnings.append) as v:
+        verdict = v.grade([{"id": "d", "program": "x = 1\n", "tests": ["assert x == 1"]}])[0]
+    assert verdict.passed
+    assert any("WARNING" in w and "bubblewrap" in w for w in warnings)
+    try:
+        with Verifier(workers=1, require_isolation=True, warn=warnings.append) as v:
+            v.grade([{"id": "d", "program": "x = 1\n", "tests": []}])
+        raised = False
+    except IsolationUnavailable as e:
+        raised = "bubblewrap" in str(e)
+    assert raised
+
+
+def test_processes_that_call_setsid_die_with_their_row(grade, processes_with):
+    marker = f"selfplay-orphan-{uuid.uuid4().hex}"
+    program = (
+        "import subprocess, sys\n"
+        "def spawn():\n"
+        f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}],\n"
+        "                     start_new_session=True)\n"
+        "    return True\n"
+    )
+    v = grade(program, ["assert spawn()"])
+    assert v.passed, v.detail
+    assert processes_with(marker) == []
