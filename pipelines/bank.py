@@ -62,7 +62,7 @@ def import_(
     ] = None,
     near_dup_threshold: Annotated[
         float, typer.Option(help="Cosine similarity that triggers the behaviour check.")
-    ] = 0.88,
+    ] = 0.85,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Verify, deduplicate and decontaminate tasks from SOURCE, then add them to the bank."""

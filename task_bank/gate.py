@@ -38,7 +38,7 @@ class Grader(Protocol):
 class GateConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    near_dup_threshold: float = Field(0.88, ge=0.0, le=1.0, description="cosine similarity")
+    near_dup_threshold: float = Field(0.85, ge=0.0, le=1.0, description="cosine similarity")
     near_dup_neighbours: int = Field(8, ge=1, description="neighbours checked per task")
     max_examples: int = Field(10, ge=1, description="example inputs kept per task")
     check_determinism: bool = Field(True, description="run each reference twice")

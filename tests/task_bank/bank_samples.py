@@ -1,0 +1,33 @@
+"""Row builders and sample programs shared by the task bank tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+SUM_EVENS = '''def sum_evens(nums):
+    """Sum of the even numbers."""
+    total = 0
+    for n in nums:
+        if n % 2 == 0:
+            total += n
+    return total
+'''
+SUM_ODDS = SUM_EVENS.replace("== 0", "== 1").replace("sum_evens", "sum_odds").replace("even", "odd")
+
+
+def codegen_row(program: str, entry: str, tests: list, prompt: str = "", **extra) -> dict:
+    return {
+        "kind": "codegen",
+        "prompt": prompt or f"Write `{entry}`.",
+        "program": program,
+        "entry_point": entry,
+        "tests": tests,
+        **extra,
+    }

@@ -1,0 +1,132 @@
+"""`selfplay bank` from the command line: import, stats, show, list and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row, write_jsonl
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from task_bank.store import Attempt, Bank
+
+runner = CliRunner()
+ROWS = [
+    codegen_row(SUM_EVENS, "sum_evens", ["assert sum_evens([1, 2, 4]) == 6"], tags=["lists"]),
+    codegen_row(SUM_ODDS, "sum_odds", ["assert sum_odds([1, 2, 3]) == 4"], tags=["lists", "math"]),
+    {
+        "kind": "deduction",
+        "prompt": "Predict the output.",
+        "program": "def f(s):\n    return s[::-1]\n",
+        "entry_point": "f",
+        "tests": ["assert f('ab') == 'ba'"],
+        "examples": [{"input": "'abc'"}],
+    },
+    codegen_row("def g(x):\n    return x +\n", "g", ["assert g(1) == 2"]),
+]
+
+
+def _selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_import_then_stats_json_show_and_list(tmp_path):
+    good = write_jsonl(tmp_path / "mine.jsonl", ROWS[:3])
+    bank_path = tmp_path / "b.db"
+    result = _selfplay("bank", "import", str(good), env={"SELFPLAY_BANK": str(bank_path)})
+    assert result.returncode == 0, result.stderr
+    assert "admitted" in result.stdout
+    with Bank(bank_path) as bank:
+        ids = [t.id for t in bank.tasks()]
+        bank.add_attempts(
+            [
+                Attempt(ids[0], "m", "x", "passed", True, step=1),
+                Attempt(ids[0], "m", "x", "failed", False, step=2),
+                Attempt(ids[1], "m", "x", "failed", False, step=2),
+            ]
+        )
+
+    stats = runner.invoke(app, ["bank", "stats", "--bank", str(bank_path), "--json"])
+    assert stats.exit_code == 0
+    data = json.loads(stats.stdout)
+    assert data["tasks"] == 3
+    assert data["by_kind"] == {"codegen": 2, "deduction": 1}
+    assert data["by_source"] == {"mine": 3}
+    assert data["rejected"] == {}
+    assert data["attempts"]["total"] == 3 and data["attempts"]["successes"] == 1
+    assert data["solve_rate"]["attempted_tasks"] == 2 and data["solve_rate"]["mean"] == 0.25
+
+    shown = runner.invoke(app, ["bank", "show", ids[2], "--bank", str(bank_path), "--json"])
+    assert json.loads(shown.stdout)["examples"] == [{"input": "'abc'", "output": "'cba'"}]
+    table = runner.invoke(app, ["bank", "show", ids[0], "--bank", str(bank_path)])
+    assert table.exit_code == 0 and "sum_evens" in table.stdout
+
+    listed = runner.invoke(
+        app,
+        [
+            "bank",
+            "list",
+            "--bank",
+            str(bank_path),
+            "--json",
+            "--tag",
+            "lists",
+            "--min-solve-rate",
+            "0.1",
+        ],
+    )
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [ids[0]]
+    listed = runner.invoke(
+        app, ["bank", "list", "--bank", str(bank_path), "--json", "--kind", "deduction"]
+    )
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [ids[2]]
+    listed = runner.invoke(
+        app, ["bank", "list", "--bank", str(bank_path), "--json", "--max-solve-rate", "0.0"]
+    )
+    assert [json.loads(line)["id"] for line in listed.stdout.splitlines()] == [ids[1]]
+    assert runner.invoke(app, ["bank", "list", "--bank", str(bank_path)]).exit_code == 0
+    assert runner.invoke(app, ["bank", "stats", "--bank", str(bank_path)]).exit_code == 0
+
+
+def test_a_malformed_file_exits_2_with_one_sentence_and_leaves_the_bank_alone(tmp_path):
+    bank_path = tmp_path / "b.db"
+    good = write_jsonl(tmp_path / "good.jsonl", ROWS[:1])
+    assert _selfplay("bank", "import", str(good), "--bank", str(bank_path)).returncode == 0
+    before = bank_path.read_bytes()
+    bad = write_jsonl(tmp_path / "bad.jsonl", ROWS)  # row 4 is not valid Python
+    result = _selfplay("bank", "import", str(bad), "--bank", str(bank_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"selfplay bank: {bad} line 4: field 'program' is not valid Python "
+        "(invalid syntax, line 2)."
+    )
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert bank_path.read_bytes() == before
+    with Bank(bank_path) as bank:
+        assert bank.count() == 1 and bank.rejection_counts() == {}
+
+
+def test_bad_arguments_exit_2_without_creating_a_bank(tmp_path):
+    bank_path = tmp_path / "b.db"
+    for args, message in [
+        (["bank", "import", "nowhere.jsonl"], "is neither a file"),
+        (["bank", "stats"], "there is no bank"),
+        (["bank", "show", "x"], "there is no bank"),
+    ]:
+        result = runner.invoke(app, [*args, "--bank", str(bank_path)])
+        assert result.exit_code == 2 and message in result.stderr
+    assert not bank_path.exists()
+    Bank(bank_path).close()
+    result = runner.invoke(app, ["bank", "show", "nope", "--bank", str(bank_path)])
+    assert result.exit_code == 2 and "there is no task 'nope'" in result.stderr
+    result = runner.invoke(app, ["bank", "list", "--kind", "poem", "--bank", str(bank_path)])
+    assert result.exit_code == 2 and "--kind must be one of" in result.stderr

@@ -1,0 +1,241 @@
+"""Importers: every shape lands as verified tasks, failures are counted by reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from bank_samples import SUM_EVENS, codegen_row, write_jsonl
+
+from task_bank.importers import SEEDS_PATH, SourceError, import_source, read_source
+from task_bank.schema import KINDS
+
+MBPP = [
+    {
+        "task_id": 11,
+        "text": "Write a function to remove the first and last occurrence of a character.",
+        "code": "def remove_occ(s, ch):\n    s = s.replace(ch, '', 1)\n    return s[::-1].replace(ch, '', 1)[::-1]\n",
+        "test_list": [
+            "assert remove_occ('hello', 'l') == 'heo'",
+            "assert remove_occ('abcda', 'a') == 'bcd'",
+        ],
+        "test_setup_code": "",
+        "challenge_test_list": [],
+    },
+    {
+        "task_id": 12,
+        "text": "Write a function to find the square of a number.",
+        "code": "def square(n):\n    return n * n\n",
+        "test_list": ["assert square(3) == 10"],  # a broken test: the reference fails it
+    },
+]
+KODCODE = [
+    {
+        "question_id": "Leetcode_1",
+        "question": "Return the indices of the two numbers that add up to target.",
+        "solution": "def two_sum(nums, target):\n    seen = {}\n    for i, n in enumerate(nums):\n        if target - n in seen:\n            return [seen[target - n], i]\n        seen[n] = i\n",
+        "test": "from solution import two_sum\n\ndef test_basic():\n    assert two_sum([2, 7, 11, 15], 9) == [0, 1]\n\ndef test_later():\n    assert two_sum([3, 2, 4], 6) == [1, 2]\n",
+    },
+    {
+        "question_id": "Leetcode_2",
+        "question": "Reverse a string.",
+        "solution": "def rev(s):\n    return s[::-1]\n",
+        "test": "import pytest\nfrom solution import rev\n\n@pytest.mark.parametrize('s', ['ab'])\ndef test_rev(s):\n    assert rev(s) == s[::-1]\n",
+    },
+]
+ACECODER = [
+    {
+        "id": "oss_1",
+        "question": "Implement `clamp(x, lo, hi)`.",
+        "test_cases": [
+            "assert clamp(5, 0, 3) == 3",
+            "assert clamp(-1, 0, 3) == 0",
+            "assert clamp(2, 0, 3) == 2",
+        ],
+        "inferences": [
+            {"completion": "```python\ndef clamp(x, lo, hi):\n    return x\n```", "pass_rate": 0.3},
+            {
+                "completion": "```python\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n```",
+                "pass_rate": 1.0,
+            },
+        ],
+    },
+    {
+        "id": "oss_2",
+        "question": "Nothing passed.",
+        "test_cases": ["assert g() == 1"],
+        "inferences": [],
+    },
+]
+STDIO = [
+    {
+        "id": 1,
+        "question": "Read two integers and print their sum.",
+        "inputs": ["1 2\n", "10 -3\n"],
+        "outputs": ["3\n", "7\n"],
+        "solution": "a, b = map(int, input().split())\nprint(a + b)\n",
+    }
+]
+
+
+def test_mbpp_rows_are_verified_and_broken_ones_counted(tmp_path, gate):
+    report = import_source(str(write_jsonl(tmp_path / "mbpp.jsonl", MBPP)), gate)
+    assert report.admitted == 1 and report.rejected == {"reference_failed": 1}
+    task = gate.bank.get("mbpp-11")
+    assert task.entry_point == "remove_occ" and task.source == "mbpp"
+    assert "remove_occ(s, ch)" in task.prompt
+    assert task.examples == [
+        {"input": "'hello', 'l'", "output": "'heo'"},
+        {"input": "'abcda', 'a'", "output": "'bcd'"},
+    ]
+    assert gate.bank.rejection_counts() == {"reference_failed": 1}
+
+
+def test_kodcode_pytest_modules_become_one_test_per_function(tmp_path, gate):
+    report = import_source(str(write_jsonl(tmp_path / "kod.jsonl", KODCODE)), gate)
+    assert report.admitted == 1 and report.rejected == {"tests_need_pytest": 1}
+    task = gate.bank.get("kodcode-Leetcode_1")
+    assert task.entry_point == "two_sum" and len(task.tests) == 2
+    assert task.examples[0] == {"input": "[2, 7, 11, 15], 9", "output": "[0, 1]"}
+
+
+def test_acecoder_takes_the_fully_passing_inference_as_reference(tmp_path, gate):
+    report = import_source(str(write_jsonl(tmp_path / "ace.jsonl", ACECODER)), gate)
+    assert report.admitted == 1 and report.rejected == {"no_reference": 1}
+    assert "max(lo, min(x, hi))" in gate.bank.get("acecoder-oss_1").program
+
+
+def test_stdio_rows_become_stdin_stdout_tests(tmp_path, gate):
+    report = import_source(str(write_jsonl(tmp_path / "cf.jsonl", STDIO)), gate)
+    assert report.admitted == 1
+    task = gate.bank.get("stdio-1")
+    assert task.entry_point is None and task.tests[1] == {"input": "10 -3\n", "output": "7\n"}
+
+
+def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, gate):
+    import datasets
+    import pandas as pd
+
+    rows = [
+        codegen_row("def inc(x):\n    return x + 1\n", "inc", ["assert inc(1) == 2"]),
+        codegen_row(
+            "def dec(x):\n    return x - 1\n", "dec", ["assert dec(1) == 0"], tags=["math"]
+        ),
+    ]
+    encoded = [{k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
+    pd.DataFrame(encoded).to_parquet(tmp_path / "rows.parquet")
+    report = import_source(str(tmp_path / "rows.parquet"), gate)
+    assert report.admitted == 2
+    datasets.Dataset.from_list(encoded).save_to_disk(str(tmp_path / "ds"))
+    report = import_source(str(tmp_path / "ds"), gate, source_name="rows")
+    assert report.admitted == 0 and report.already_present == 2
+    assert {t.source for t in gate.bank.tasks()} == {"rows"}
+
+
+def test_examples_in_a_row_are_recomputed_and_lies_are_rejected(tmp_path, gate):
+    prog = "def f(x):\n    return x * 2\n"
+    rows = [
+        {
+            "kind": "deduction",
+            "prompt": "?",
+            "program": prog,
+            "entry_point": "f",
+            "tests": ["assert f(1) == 2"],
+            "examples": [{"input": "4", "output": "8"}],
+        },
+        {
+            "kind": "abduction",
+            "prompt": "?",
+            "program": prog,
+            "entry_point": "f",
+            "tests": ["assert f(1) == 2"],
+            "examples": [{"input": "5", "output": "11"}],
+        },
+        {
+            "kind": "induction",
+            "prompt": "?",
+            "program": prog,
+            "entry_point": "f",
+            "tests": ["assert f(1) == 2"],
+            "examples": [{"input": "6"}, {"input": "7"}],
+        },
+    ]
+    report = import_source(str(write_jsonl(tmp_path / "k.jsonl", rows)), gate)
+    assert report.admitted == 2 and report.rejected == {"example_mismatch": 1}
+    induction = next(gate.bank.tasks(kind="induction"))
+    assert induction.examples == [{"input": "6", "output": "12"}, {"input": "7", "output": "14"}]
+    assert induction.deterministic is True and induction.verified_at is not None
+
+
+def test_nondeterministic_and_too_slow_references_are_rejected_by_reason(tmp_path, bank, verifier):
+    from task_bank.gate import Gate, GateConfig
+
+    gate = Gate(bank, verifier, GateConfig(timeout_s=1.0))
+    rows = [
+        codegen_row(
+            "import os\ndef r(x):\n    return os.urandom(8)\n", "r", ["assert r(1) is not None"]
+        ),
+        codegen_row("def slow(x):\n    while True:\n        pass\n", "slow", ["assert slow(1)"]),
+        codegen_row("x = 1 / 0\ndef boom(x):\n    return 1\n", "boom", ["assert boom(1) == 1"]),
+    ]
+    report = import_source(str(write_jsonl(tmp_path / "bad.jsonl", rows)), gate)
+    assert report.admitted == 0
+    assert report.rejected == {"nondeterministic": 1, "reference_timeout": 1, "reference_error": 1}
+    assert bank.rejection_counts() == report.rejected
+
+
+def test_reimporting_the_same_source_adds_nothing(tmp_path, gate):
+    path = write_jsonl(tmp_path / "mbpp.jsonl", MBPP)
+    import_source(str(path), gate)
+    before = (gate.bank.count(), gate.bank.rejection_counts())
+    report = import_source(str(path), gate)
+    assert report.admitted == 0 and report.already_present == 1
+    assert (gate.bank.count(), gate.bank.rejection_counts()) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"kind": "codegen"\n', "line 1: not valid JSON"),
+        (
+            json.dumps(codegen_row(SUM_EVENS, "sum_evens", ["assert True"])) + "\n\n[1, 2]\n",
+            "line 3: row must be a JSON object, got list.",
+        ),
+        (
+            json.dumps(codegen_row(SUM_EVENS, "sum_evens", ["assert True"]))
+            + "\n"
+            + json.dumps(codegen_row(SUM_EVENS, "sum_evens", []))
+            + "\n",
+            "line 2: field 'tests' is missing or not a non-empty list.",
+        ),
+    ],
+    ids=["bad-json", "not-an-object", "empty-tests"],
+)
+def test_a_malformed_file_names_file_and_line(tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(SourceError, match=message) as info:
+        read_source(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_unknown_sources_are_refused():
+    with pytest.raises(SourceError, match="is neither a file"):
+        read_source("no-such-thing")
+
+
+@pytest.mark.slow
+def test_humaneval_imports_all_164_problems_flagged_as_contaminated(gate):
+    report = import_source("humaneval", gate)
+    assert report.admitted == 164 and report.contaminated == 164 and not report.rejected
+    task = gate.bank.get("HumanEval/0")
+    assert task.tests[0].rstrip().endswith("check(has_close_elements)")
+    assert task.examples and list(gate.bank.tasks()) == []
+
+
+@pytest.mark.slow
+def test_the_bundled_seeds_import_cleanly_and_cover_all_kinds(gate):
+    assert SEEDS_PATH.exists()
+    report = import_source("seeds", gate)
+    assert report.admitted >= 60 and report.admitted == report.seen, report.to_dict()
+    assert {t.kind for t in gate.bank.tasks(source="seeds")} == set(KINDS)

@@ -1,0 +1,150 @@
+"""The SQLite store: schema versions, transactions, attempts, rounds and statistics."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
+from task_bank.schema import parse_task
+from task_bank.store import Attempt, Bank, BankError, Rejection
+
+
+def _task(n: int, kind: str = "codegen", **extra):
+    return parse_task(
+        {
+            "kind": kind,
+            "prompt": f"task {n}",
+            "program": f"def f(x):\n    return x + {n}\n",
+            "entry_point": "f",
+            "tests": [f"assert f(0) == {n}"],
+            "examples": [{"input": "1", "output": repr(1 + n)}],
+            **extra,
+        },
+        source="unit",
+    )
+
+
+def test_a_new_bank_uses_wal_foreign_keys_and_the_latest_schema(tmp_path):
+    with Bank(tmp_path / "b.db") as bank:
+        assert bank.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert bank.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert bank.schema_version == SCHEMA_VERSION
+
+
+def test_an_old_bank_is_migrated_and_its_counters_backfilled(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(MIGRATIONS[0] + "\nPRAGMA user_version = 1;")
+    conn.execute(
+        "INSERT INTO tasks (id, kind, prompt, program, tests, source, created_at, content_hash, "
+        "ast_hash, dedup_key) VALUES ('t1', 'codegen', 'p', 'x = 1', '[]', 's', 0, 'c', 'a', 'k')"
+    )
+    conn.executemany(
+        "INSERT INTO attempts (task_id, solver, answer, status, passed, step, created_at) "
+        "VALUES ('t1', 'm', 'a', ?, ?, ?, 0)",
+        [("passed", 1, 3), ("failed", 0, 5), ("passed", 1, 4)],
+    )
+    conn.commit()
+    conn.close()
+    with Bank(path) as bank:
+        assert bank.schema_version == SCHEMA_VERSION
+        stats = bank.solve_stats("m")
+        assert stats.loc["t1"].to_dict() == {"attempts": 3, "successes": 2, "last_step": 5}
+
+
+def test_a_bank_from_a_newer_selfplay_is_refused(tmp_path):
+    path = tmp_path / "new.db"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(BankError, match="newer than this selfplay"):
+        Bank(path)
+
+
+def test_a_file_that_is_not_a_database_is_refused_in_one_sentence(tmp_path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"definitely not sqlite" * 100)
+    with pytest.raises(BankError, match="is not a usable task bank"):
+        Bank(path)
+    assert path.read_bytes() == b"definitely not sqlite" * 100
+
+
+def test_reading_commands_do_not_create_a_bank(tmp_path):
+    with pytest.raises(BankError, match="there is no bank"):
+        Bank(tmp_path / "missing.db", create=False)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_tasks_round_trip_and_duplicates_are_not_inserted_twice(bank):
+    keys = bank.add_tasks([_task(1), _task(2)])
+    assert all(k is not None for k in keys)
+    assert bank.get(_task(1).id).to_row() == _task(1).to_row()
+    assert bank.add_tasks([_task(1)]) == [None]
+    assert bank.count() == 2
+
+
+def test_a_failed_write_leaves_nothing_behind(bank):
+    bank.add_tasks([_task(1)])
+    with pytest.raises(sqlite3.IntegrityError):
+        # the second task's kind breaks a CHECK constraint: the whole batch rolls back
+        bad = _task(3)
+        bad.kind = "nonsense"
+        bank.add_tasks([_task(2), bad])
+    assert bank.count() == 1
+
+
+def test_attempts_update_per_task_per_solver_counters(bank):
+    a, b = _task(1), _task(2)
+    bank.add_tasks([a, b])
+    round_id = bank.start_round({"solver": "m1"})
+    bank.add_attempts(
+        [
+            Attempt(a.id, "m1", "ans", "passed", True, 1.0, round_id, step=1),
+            Attempt(a.id, "m1", "ans", "failed", False, 0.0, round_id, step=2),
+            Attempt(a.id, "m2", "ans", "passed", True, 1.0, round_id, step=7),
+        ]
+    )
+    bank.finish_round(round_id, {"admitted": 0})
+    m1 = bank.solve_stats("m1")
+    assert list(m1.columns) == ["attempts", "successes", "last_step"]
+    assert m1.loc[a.id].to_dict() == {"attempts": 2, "successes": 1, "last_step": 2}
+    assert m1.loc[b.id].to_dict() == {"attempts": 0, "successes": 0, "last_step": -1}
+    both = bank.solve_stats()
+    assert both.loc[a.id].to_dict() == {"attempts": 3, "successes": 2, "last_step": 7}
+    assert str(both["attempts"].dtype) == "int64"
+    assert bank.rounds()[0]["summary"] == {"admitted": 0}
+
+
+def test_an_attempt_on_an_unknown_task_is_refused_and_nothing_is_recorded(bank):
+    bank.add_tasks([_task(1)])
+    with pytest.raises(BankError, match="not in the bank"):
+        bank.add_attempts(
+            [
+                Attempt(_task(1).id, "m", "a", "passed", True),
+                Attempt("nope", "m", "a", "passed", True),
+            ]
+        )
+    assert bank.solve_stats().loc[_task(1).id, "attempts"] == 0
+
+
+def test_contaminated_tasks_are_left_out_of_exports_unless_asked_for(bank):
+    clean, dirty = _task(1), _task(2)
+    dirty.contaminated = "HumanEval/0: same normalized program"
+    bank.add_tasks([clean, dirty])
+    assert [t.id for t in bank.tasks()] == [clean.id]
+    assert len(list(bank.tasks(include_contaminated=True))) == 2
+    assert list(bank.solve_stats().index) == [clean.id]
+
+
+def test_filters_by_kind_source_and_tag(bank):
+    bank.add_tasks([_task(1, tags=["math"]), _task(2, kind="deduction", tags=["strings"])])
+    assert [t.kind for t in bank.tasks(kind="deduction")] == ["deduction"]
+    assert [t.tags for t in bank.tasks(tag="math")] == [["math"]]
+    assert list(bank.tasks(source="elsewhere")) == []
+
+
+def test_recording_the_same_rejection_twice_counts_once(bank):
+    r = Rejection("src", "item-1", "reference_failed", "assert failed")
+    bank.add_rejections([r])
+    bank.add_rejections([r, Rejection("src", "item-2", "reference_failed")])
+    assert bank.rejection_counts() == {"reference_failed": 2}
