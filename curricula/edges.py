@@ -47,22 +47,32 @@ def is_prerequisite(data: dict) -> bool:
 
 def compile_edges(graph: nx.DiGraph, index: pd.Index) -> EdgeArrays:
     """Walk `graph` once and return its edges as positions in `index`."""
-    rows = [
-        (u, v, float(d.get("weight", 1.0)), is_prerequisite(d))
-        for u, v, d in graph.edges(data=True)
-    ]
-    if not rows:
+    nodes = list(graph)
+    if not nodes:
         empty = np.zeros(0, dtype=np.int64)
         return EdgeArrays(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
-    us, vs, ws, ps = zip(*rows, strict=True)
-    src = index.get_indexer(pd.Index(us, dtype=object))
-    dst = index.get_indexer(pd.Index(vs, dtype=object))
-    keep = (src >= 0) & (dst >= 0) & (src != dst)
+    lookup = dict(
+        zip(nodes, index.get_indexer(pd.Index(nodes, dtype=object)).tolist(), strict=True)
+    )
+    src, dst, weight, prereq = [], [], [], []
+    for u, nbrs in graph.adjacency():
+        pu = lookup[u]
+        if pu < 0:
+            continue
+        for v, data in nbrs.items():
+            pv = lookup[v]
+            if pv < 0 or pv == pu:
+                continue
+            src.append(pu)
+            dst.append(pv)
+            weight.append(data.get("weight", 1.0))
+            # is_prerequisite(data), inlined: this loop runs once per edge
+            prereq.append(data.get("prerequisite", data.get("relation") != "similar"))
     return EdgeArrays(
-        src=src[keep].astype(np.int64),
-        dst=dst[keep].astype(np.int64),
-        weight=np.asarray(ws, dtype=np.float64)[keep],
-        prerequisite=np.asarray(ps, dtype=bool)[keep],
+        src=np.asarray(src, dtype=np.int64),
+        dst=np.asarray(dst, dtype=np.int64),
+        weight=np.asarray(weight, dtype=np.float64),
+        prerequisite=np.asarray(prereq, dtype=bool),
     )
 
 
@@ -81,12 +91,10 @@ class EdgeCache:
     def get(self, graph: nx.DiGraph | None, index: pd.Index) -> EdgeArrays | None:
         if graph is None:
             return None
-        key = (
-            id(graph),
-            graph.graph.get("version"),
-            graph.number_of_nodes(),
-            graph.number_of_edges(),
-        )
+        version = graph.graph.get("version")
+        # number_of_edges() walks every node, so it stands in only for graphs without a version.
+        size = graph.number_of_edges() if version is None else None
+        key = (id(graph), version, graph.number_of_nodes(), size)
         same_index = self._index is not None and (index is self._index or index.equals(self._index))
         if key != self._key or not same_index:
             self._edges = compile_edges(graph, index)

@@ -26,7 +26,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from curricula.edges import EdgeArrays, compile_edges
+from curricula.edges import EdgeArrays, EdgeCache, compile_edges
 from curricula.posterior import estimate
 from curricula.schedulers import frontier_mask
 
@@ -40,6 +40,7 @@ class DifficultyGraph:
     def __init__(self, graph: nx.DiGraph | None = None) -> None:
         self.graph = graph if graph is not None else nx.DiGraph()
         self.graph.graph.setdefault("version", 0)
+        self._edges = EdgeCache()
 
     def _changed(self) -> None:
         # Schedulers cache the compiled graph by this version (see curricula.edges).
@@ -108,44 +109,65 @@ class DifficultyGraph:
         return added
 
     def update_stats(
-        self, stats: pd.DataFrame, *, margin: float = 0.25, min_attempts: int = 4
+        self,
+        stats: pd.DataFrame,
+        *,
+        margin: float = 0.25,
+        min_attempts: int = 4,
+        annotate: bool = True,
     ) -> int:
-        """Store solve statistics on the nodes and add difficulty-order edges between related
-        tasks whose pass rates differ by at least `margin` (both with `min_attempts`).
-        Returns how many edges changed."""
-        known = stats.loc[stats.index.intersection(pd.Index(list(self.graph.nodes)))]
-        edges = compile_edges(self.graph, known.index)
+        """Add difficulty-order edges between related tasks whose pass rates differ by at least
+        `margin` (both with `min_attempts`), and with `annotate` store the solve statistics on
+        the nodes. Returns how many edges changed."""
+        known = stats.loc[stats.index.intersection(pd.Index(list(self.graph.nodes), dtype=object))]
+        edges = self._edges.get(self.graph, known.index)
         est = estimate(known, edges)
-        mean = est.mean
-        for tid, att, suc, pr, lb in zip(
-            known.index,
-            known["attempts"].to_numpy(),
-            known["successes"].to_numpy(),
-            mean,
-            est.learnability,
-            strict=True,
-        ):
-            node = self.graph.nodes[tid]
-            node.update(attempts=int(att), successes=int(suc), pass_rate=float(pr))
-            node["learnability"] = float(lb)
-        changed = self._order_edges(known, edges, mean, margin, min_attempts)
-        self._changed()
+        if annotate:
+            rows = zip(
+                known.index,
+                known["attempts"].to_numpy().tolist(),
+                known["successes"].to_numpy().tolist(),
+                est.mean.tolist(),
+                est.learnability.tolist(),
+                strict=True,
+            )
+            for tid, att, suc, pr, lb in rows:
+                self.graph.nodes[tid].update(
+                    attempts=att, successes=suc, pass_rate=pr, learnability=lb
+                )
+        changed = self._order_edges(known, edges, est.mean, margin, min_attempts)
+        if changed:
+            self._changed()
         return changed
 
     def _order_edges(
         self, known: pd.DataFrame, edges: EdgeArrays, mean: np.ndarray, margin: float, min_att: int
     ) -> int:
+        n = len(known)
         measured = known["attempts"].to_numpy() >= min_att
-        src, dst = edges.src, edges.dst
-        # Each related pair once; orient it easier -> harder where the evidence is clear.
-        pair = (src < dst) & measured[src] & measured[dst]
-        gap = mean[src] - mean[dst]
-        clear = pair & (np.abs(gap) >= margin)
-        easy = np.where(gap[clear] > 0, src[clear], dst[clear])
-        hard = np.where(gap[clear] > 0, dst[clear], src[clear])
+        # Each related pair once, oriented easier -> harder where the evidence is clear.
+        lo, hi = np.minimum(edges.src, edges.dst), np.maximum(edges.src, edges.dst)
+        pairs = np.unique(lo * n + hi)
+        a, b = pairs // n, pairs % n
+        gap = mean[a] - mean[b]
+        clear = measured[a] & measured[b] & (np.abs(gap) >= margin)
+        easy = np.where(gap > 0, a, b)[clear]
+        hard = np.where(gap > 0, b, a)[clear]
+        # Only pairs whose edges disagree with the evidence need a Python-level change.
+        keys = edges.src * n + edges.dst
+        order = np.argsort(keys)
+        keys, prereq = keys[order], edges.prerequisite[order]
+
+        def flag(src: np.ndarray, dst: np.ndarray) -> np.ndarray:  # -1 missing, 0/1 prerequisite
+            want = src * n + dst
+            at = np.minimum(np.searchsorted(keys, want), max(len(keys) - 1, 0))
+            found = (keys[at] == want) if len(keys) else np.zeros(len(want), dtype=bool)
+            return np.where(found, prereq[at].astype(np.int64), -1)
+
+        stale = (flag(easy, hard) != 1) | (flag(hard, easy) == 1)
         ids = known.index
         changed = 0
-        for e, h in zip(ids[easy], ids[hard], strict=True):
+        for e, h in zip(ids[easy[stale]], ids[hard[stale]], strict=True):
             back = self.graph.get_edge_data(h, e)
             if back is not None and back.get("prerequisite"):
                 back["prerequisite"] = False  # contradicted by observation
