@@ -26,6 +26,7 @@ every `graph_every` steps), never the latent difficulties or the trivial/impossi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -33,6 +34,9 @@ import pandas as pd
 
 from curricula.base import make_scheduler
 from curricula.graph import DifficultyGraph
+
+# The issue's targets: rollouts to target as a fraction of what uniform needs (medians).
+TARGETS = {"learnability": 0.8, "frontier": 0.6}
 
 
 @dataclass(slots=True)
@@ -201,13 +205,17 @@ def train(
     return result
 
 
-def simulate(cfg: SimConfig, seeds: int = 5) -> list[RunResult]:
+def run_simulation(
+    cfg: SimConfig, seeds: int = 5, progress: Callable[[int, str], None] | None = None
+) -> list[RunResult]:
     """Every scheduler on the same `seeds` worlds (world s is grown from seed s)."""
     runs = []
     for seed in range(seeds):
         world = make_world(cfg, np.random.default_rng([seed, 0]))
         graph = build_graph(world, cfg, task_ids(cfg.n_tasks).tolist())
         for name in cfg.schedulers:
+            if progress is not None:
+                progress(seed, name)
             runs.append(train(world, cfg, name, seed, graph))
     return runs
 
@@ -237,6 +245,16 @@ def summarize(runs: list[RunResult], cfg: SimConfig) -> dict:
         stats["ratio_to_uniform"] = (
             stats["median"] / base if base and stats["median"] is not None else None
         )
+    out["targets"] = {
+        name: {
+            "max_ratio": limit,
+            "ratio": out["schedulers"][name]["ratio_to_uniform"],
+            "met": out["schedulers"][name]["ratio_to_uniform"] is not None
+            and out["schedulers"][name]["ratio_to_uniform"] <= limit,
+        }
+        for name, limit in TARGETS.items()
+        if name in out["schedulers"] and "uniform" in out["schedulers"]
+    }
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import bank, verify
+from pipelines import bank, curriculum, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -26,6 +26,7 @@ def _root() -> None:
 
 app.command(name="verify")(verify.verify)
 app.add_typer(bank.app, name="bank")
+app.add_typer(curriculum.app, name="curriculum")
 
 
 def main() -> None:
