@@ -10,7 +10,8 @@ over tasks), so that choosing 512 tasks from a bank of a million stays well unde
   approximation), score p(1-p), take the top k. Unknown tasks win by their uncertainty,
   measured tasks by their learnability (Foster & Foerster 2025 sample by p(1-p)).
 - plr: Prioritized Level Replay (Jiang et al. 2021): rank-based priority on learnability with
-  temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`.
+  temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`
+  (defaults 0.1 and 0.1 as in the paper; batches keep the mixture's proportions).
 - frontier: tasks not yet mastered whose prerequisites (graph predecessors) are all mastered,
   ranked by the same Thompson learnability; a share `explore` of the batch is chosen by
   learnability over the whole bank, and the rest fills up from it when the frontier is short.
@@ -119,7 +120,7 @@ class Learnability(_PosteriorScheduler):
 @register_scheduler("plr")
 class PrioritizedReplay(_PosteriorScheduler):
     def __init__(
-        self, seed: int = 0, *, temperature: float = 0.3, staleness_weight: float = 0.1, **options
+        self, seed: int = 0, *, temperature: float = 0.1, staleness_weight: float = 0.1, **options
     ) -> None:
         super().__init__(seed, **options)
         self.temperature = temperature
@@ -131,21 +132,32 @@ class PrioritizedReplay(_PosteriorScheduler):
         if k == 0:
             return []
         est = self.estimates(stats, graph)
-        score = est.learnability + self.rng.random(n, dtype=np.float32) * 1e-9  # random tie-break
-        # Rank weights (1/rank)^(1/T) beyond the top m ranks are below 1e-9 of the first one's
-        # for the temperatures PLR uses, so only those ranks are sorted: O(n) instead of a sort.
+        # PLR draws each replay from (1 - rho) P_score + rho P_stale. For a batch of distinct
+        # tasks we keep those proportions: a Binomial(k, rho) share is drawn by staleness and
+        # the rest by rank (drawing all k from the mixture would let its long tail of staleness
+        # mass take most of the batch once the few top ranks are used up).
+        n_stale = int(self.rng.binomial(k, self.staleness_weight))
+        # Random tie-break, in float64 because 1e-9 vanishes next to a float32 learnability.
+        score = est.learnability.astype(np.float64) + self.rng.random(n) * 1e-9
+        # Rank weights (1/rank)^(1/T) beyond the top m ranks are negligible for the temperatures
+        # PLR uses, so only those ranks are sorted: O(n) instead of a full sort.
         m = min(n, max(16 * k, 4096))
         best = top_k(score, m)
         rank_weight = (1.0 / np.arange(1, m + 1)) ** (1.0 / self.temperature)
-        total_stale = float(est.staleness.sum(dtype=np.float64))
-        if total_stale > 0:
-            weights = est.staleness * np.float32(self.staleness_weight / total_stale)
+        by_rank = best[weighted_sample(rank_weight, k - n_stale, self.rng)]
+        stale = est.staleness.astype(np.float32)
+        stale[by_rank] = 0.0
+        if n_stale:
+            by_stale = weighted_sample(stale, n_stale, self.rng)
+            # weighted_sample fills with zero-weight positions when short; keep them distinct.
+            by_stale = by_stale[~np.isin(by_stale, by_rank)]
+            short = n_stale - by_stale.shape[0]
+            if short:
+                free = np.setdiff1d(np.arange(n), np.concatenate([by_rank, by_stale]))
+                by_stale = np.concatenate([by_stale, self.rng.choice(free, short, replace=False)])
         else:
-            weights = np.full(n, self.staleness_weight / n, dtype=np.float32)
-        weights[best] += ((1.0 - self.staleness_weight) * rank_weight / rank_weight.sum()).astype(
-            np.float32
-        )
-        return ids_at(stats, weighted_sample(weights, k, self.rng))
+            by_stale = np.zeros(0, dtype=np.int64)
+        return ids_at(stats, np.concatenate([by_rank, by_stale]))
 
 
 @register_scheduler("frontier")
