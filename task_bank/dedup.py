@@ -79,11 +79,17 @@ class Vectorizer:
         """An (n, dim) float32 array of unit vectors."""
         if self.model:
             return self._sentence_transformers(tasks)
-        out = np.zeros((len(tasks), self.dim), dtype=np.float32)
-        for i, task in enumerate(tasks):
+        return self.from_tokens(
+            [code_tokens(t.program) for t in tasks], [word_tokens(t.prompt) for t in tasks]
+        )
+
+    def from_tokens(self, code: list[list[str]], prompt: list[list[str]]) -> np.ndarray:
+        """Unit vectors from already normalized code tokens and prompt words."""
+        out = np.zeros((len(code), self.dim), dtype=np.float32)
+        for i, (code_toks, prompt_toks) in enumerate(zip(code, prompt, strict=True)):
             vec = np.zeros(self.dim)
-            self._embed(code_tokens(task.program), vec, 1.0)
-            self._embed(word_tokens(task.prompt), vec, self.prompt_weight)
+            self._embed(code_toks, vec, 1.0)
+            self._embed(prompt_toks, vec, self.prompt_weight)
             norm = np.linalg.norm(vec)
             out[i] = vec / norm if norm > 0 else vec
         return out
@@ -122,11 +128,11 @@ class NearDupIndex:
         n = len(vectors)
         if n < self.ivf_min:
             return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
-        nlist = int(min(65536, max(256, 4 * math.sqrt(n))))
+        nlist = int(min(65536, max(256, math.sqrt(n))))
         quantizer = faiss.IndexFlatIP(self.dim)
         index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
         rng = np.random.default_rng(0)
-        sample = vectors[rng.choice(n, size=min(n, 40 * nlist), replace=False)]
+        sample = vectors[rng.choice(n, size=min(n, 50 * nlist), replace=False)]
         index.train(np.ascontiguousarray(sample))
         index.nprobe = self.nprobe
         return index
@@ -155,14 +161,3 @@ class NearDupIndex:
             ]
             for srow, krow in zip(sims, keys, strict=True)
         ]
-
-
-def to_blob(vector: np.ndarray) -> bytes:
-    """Vectors are stored as float16: half the space, ample precision for cosine."""
-    return np.asarray(vector, dtype=np.float16).tobytes()
-
-
-def from_blobs(blobs: list[bytes], dim: int) -> np.ndarray:
-    if not blobs:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(-1, dim).astype(np.float32)

@@ -84,7 +84,7 @@ MIGRATIONS: list[str] = [
         SELECT task_id, solver, COUNT(*), SUM(passed), MAX(step) FROM attempts
         GROUP BY task_id, solver;
     CREATE INDEX rejections_reason ON rejections(reason);
-    CREATE INDEX tasks_contaminated ON tasks(contaminated) WHERE contaminated IS NOT NULL;
+    CREATE INDEX tasks_ids ON tasks(contaminated, id);
     """,
 ]
 
