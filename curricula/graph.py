@@ -186,9 +186,10 @@ class DifficultyGraph:
     # -- reading ---------------------------------------------------------------------------
 
     def frontier(self, stats: pd.DataFrame, mastery: float = 0.8) -> list:
-        """Tasks in `stats` not mastered whose prerequisites all are (posterior mean >= mastery)."""
+        """Tasks in `stats` not mastered whose prerequisites all are (posterior mean of the
+        task's own record >= mastery)."""
         edges = compile_edges(self.graph, stats.index)
-        mask = frontier_mask(estimate(stats, edges), edges, mastery)
+        mask = frontier_mask(estimate(stats), edges, mastery)
         return stats.index[mask].tolist()
 
     def skill_clusters(self, seed: int = 0) -> dict[str, list]:

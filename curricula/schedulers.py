@@ -13,7 +13,7 @@ over tasks), so that choosing 512 tasks from a bank of a million stays well unde
   temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`
   (defaults 0.1 and 0.1 as in the paper; batches keep the mixture's proportions).
 - frontier: tasks not yet mastered whose prerequisites (graph predecessors) are all mastered,
-  ranked by the same Thompson learnability; a share `explore` of the batch is chosen by
+  mastery judged on each task's own record, ranked by the same Thompson learnability; a share `explore` of the batch is chosen by
   learnability over the whole bank, and the rest fills up from it when the frontier is short.
 """
 
@@ -175,7 +175,8 @@ class Frontier(_PosteriorScheduler):
         score = self.sampled_learnability(est)
         if graph is None:  # without a graph there is no frontier: plain learnability
             return ids_at(stats, top_k(score, k))
-        on_frontier = frontier_mask(est, self._edges.get(graph, stats.index), self.mastery)
+        own = estimate(stats, None, prior=self.prior, half_life=self.half_life)
+        on_frontier = frontier_mask(own, self._edges.get(graph, stats.index), self.mastery)
         # Frontier tasks first (score shifted above every other task), then the rest.
         n_front = k - int(round(self.explore * k))
         front = top_k(np.where(on_frontier, score, -1.0), n_front)
@@ -186,9 +187,13 @@ class Frontier(_PosteriorScheduler):
         return ids_at(stats, np.concatenate([front, rest]))
 
 
-def frontier_mask(est: Estimates, edges: EdgeArrays | None, mastery: float = 0.8) -> np.ndarray:
-    """True for tasks not mastered (posterior mean below `mastery`) whose prerequisites are."""
-    mastered = est.mean >= mastery
+def frontier_mask(own: Estimates, edges: EdgeArrays | None, mastery: float = 0.8) -> np.ndarray:
+    """True for tasks not mastered (posterior mean below `mastery`) whose prerequisites are.
+
+    `own` must be estimated without borrowing: neighbours' evidence may rank a task that was
+    never attempted, but only the solver's own record on a task can show it is mastered.
+    """
+    mastered = own.mean >= mastery
     if edges is None:
         return ~mastered
     return ~mastered & (edges.unmet_prerequisites(mastered) == 0)
