@@ -239,3 +239,14 @@ def test_the_bundled_seeds_import_cleanly_and_cover_all_kinds(gate):
     report = import_source("seeds", gate)
     assert report.admitted >= 60 and report.admitted == report.seen, report.to_dict()
     assert {t.kind for t in gate.bank.tasks(source="seeds")} == set(KINDS)
+
+
+def test_object_results_are_not_kept_as_examples_and_do_not_look_nondeterministic(tmp_path, gate):
+    program = (
+        "class Counter:\n    def __init__(self, start):\n        self.n = start\n"
+        "    def bump(self):\n        self.n += 1\n        return self.n\n"
+    )
+    row = codegen_row(program, "Counter", ["assert Counter(3).bump() == 4", "assert Counter(0)"])
+    report = import_source(str(write_jsonl(tmp_path / "cls.jsonl", [row])), gate)
+    assert report.admitted == 1, report.to_dict()
+    assert next(gate.bank.tasks()).examples == []
