@@ -49,12 +49,19 @@ def save_graph(graph: DifficultyGraph, db: str | Path | sqlite3.Connection) -> N
              _sql(r["weight"]), _sql(r["similarity"]))
             for r in edges.to_dict("records")
         ]  # fmt: skip
-        with conn:  # one transaction: all or nothing
-            conn.executescript(SCHEMA)
+        conn.executescript(SCHEMA)
+        # One explicit transaction, so it is all or nothing also on autocommit connections
+        # (the bank opens its connection with isolation_level=None).
+        conn.execute("BEGIN IMMEDIATE")
+        try:
             conn.execute("DELETE FROM curriculum_nodes")
             conn.execute("DELETE FROM curriculum_edges")
             conn.executemany("INSERT INTO curriculum_nodes VALUES (?, ?, ?, ?, ?, ?, ?)", node_rows)
             conn.executemany("INSERT INTO curriculum_edges VALUES (?, ?, ?, ?, ?, ?)", edge_rows)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
     finally:
         if conn is not db:
             conn.close()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from curricula.graph import DifficultyGraph
+from curricula.inspect import BankView
 from curricula.simulate import RunResult, SimConfig
 
 
@@ -52,3 +54,80 @@ def plot_simulation(runs: list[RunResult], cfg: SimConfig, path: str | Path) -> 
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def plot_bank(
+    view: BankView, graph: DifficultyGraph, out_dir: str | Path, *, max_nodes: int = 300
+) -> list[Path]:
+    """graph.png (difficulty graph coloured by solve rate), learnability.png (histogram) and
+    rounds.png (solve rate per round) in `out_dir`."""
+    import networkx as nx
+
+    from curricula.edges import compile_edges
+    from curricula.posterior import estimate
+
+    plt = _pyplot()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stats = view.stats
+    est = estimate(stats, compile_edges(graph.graph, stats.index)).frame(stats.index)
+    attempted = stats["attempts"] > 0
+    paths = []
+
+    # The graph: the most-attempted tasks and their neighbours, up to max_nodes.
+    order = stats.sort_values("attempts", ascending=False).index.tolist()
+    keep = [n for n in order if n in graph.graph][:max_nodes]
+    sub = graph.graph.subgraph(keep)
+    fig, ax = plt.subplots(figsize=(9, 8))
+    if len(sub):
+        pos = nx.spring_layout(sub.to_undirected(), seed=0, weight="weight")
+        seen = [n for n in sub if attempted.get(n, False)]
+        unseen = [n for n in sub if not attempted.get(n, False)]
+        rates = [stats.at[n, "successes"] / stats.at[n, "attempts"] for n in seen]
+        prereq = [(u, v) for u, v, d in sub.edges(data=True) if d.get("prerequisite", True)]
+        similar = [(u, v) for u, v, d in sub.edges(data=True) if not d.get("prerequisite", True)]
+        nx.draw_networkx_edges(sub, pos, edgelist=similar, ax=ax, alpha=0.15, arrows=False)
+        nx.draw_networkx_edges(sub, pos, edgelist=prereq, ax=ax, alpha=0.6, arrowsize=8)
+        nx.draw_networkx_nodes(
+            sub, pos, nodelist=unseen, ax=ax, node_size=40, node_color="lightgrey"
+        )
+        nodes = nx.draw_networkx_nodes(
+            sub, pos, nodelist=seen, ax=ax, node_size=40, node_color=rates, cmap="RdYlGn",
+            vmin=0.0, vmax=1.0,
+        )  # fmt: skip
+        fig.colorbar(nodes, ax=ax, label="solve rate (grey: never attempted)")
+    ax.set_title(f"Difficulty graph ({len(sub)} of {len(graph)} tasks; arrows: easier -> harder)")
+    ax.axis("off")
+    paths.append(_save(fig, out / "graph.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bins = np.linspace(0.0, 0.25, 26)
+    ax.hist(
+        [est.loc[attempted, "learnability"], est.loc[~attempted, "learnability"]],
+        bins=bins, stacked=True, label=["attempted", "never attempted (prior + neighbours)"],
+    )  # fmt: skip
+    ax.set_xlabel("learnability E[p(1-p)]")
+    ax.set_ylabel("tasks")
+    ax.legend()
+    ax.set_title("Learnability under the current solver")
+    paths.append(_save(fig, out / "learnability.png"))
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    rounds = view.rounds
+    if len(rounds):
+        ax.plot(rounds["round_id"], rounds["solve_rate"], marker="o")
+        ax.set_ylim(0, 1)
+    else:
+        ax.text(0.5, 0.5, "no rounds with attempts yet", ha="center", va="center")
+    ax.set_xlabel("round")
+    ax.set_ylabel("solve rate of attempts")
+    ax.set_title("Solve rate per round")
+    paths.append(_save(fig, out / "rounds.png"))
+    return paths
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path

@@ -115,3 +115,110 @@ def _print_summary(summary: dict) -> None:
         stdout.print(f"target {name} <= {t['max_ratio']}x uniform: {got} ({verdict})")
     if "plot" in summary:
         stdout.print(f"plot: {summary['plot']}")
+
+
+def _curriculum(bank: Path | None, solver: str | None, knn: int, save: bool):
+    """Open the bank, read it, grow its saved difficulty graph; returns (view, graph)."""
+    from curricula.graph_store import load_graph, save_graph
+    from curricula.inspect import build_graph, read_bank
+    from task_bank.store import Bank, BankError
+
+    try:
+        store = Bank(bank, create=False)
+    except BankError as e:
+        raise _fail(f"{e}.") from None
+    with store:
+        view = read_bank(store, solver=solver, knn=knn)
+        graph = build_graph(view, load_graph(store.conn))
+        if save:
+            save_graph(graph, store.conn)
+    return view, graph
+
+
+SolverOption = Annotated[
+    str | None, typer.Option(help="Only this solver's attempts (default: all solvers summed).")
+]
+KnnOption = Annotated[int, typer.Option(help="Similarity neighbours per task.", min=0)]
+SaveOption = Annotated[
+    bool, typer.Option("--save/--no-save", help="Store the updated difficulty graph in the bank.")
+]
+
+
+@app.command()
+def show(
+    bank: BankOption = None,
+    solver: SolverOption = None,
+    knn: KnnOption = 5,
+    mastery: Annotated[
+        float, typer.Option(help="Solve rate that counts as mastered.", min=0.0, max=1.0)
+    ] = 0.8,
+    limit: Annotated[int, typer.Option(help="Frontier tasks to list.", min=0)] = 20,
+    save: SaveOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Frontier tasks, learnability distribution and skill coverage of a bank."""
+    from curricula.inspect import summarize
+
+    view, graph = _curriculum(bank, solver, knn, save)
+    data = summarize(view, graph, mastery=mastery)
+    data["frontier"] = data["frontier"][:limit]
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    from rich.table import Table
+
+    from pipelines.console import stdout
+
+    stdout.print(
+        f"{data['tasks']} tasks, {data['attempted']} attempted, {data['mastered']} mastered, "
+        f"{data['frontier_size']} on the frontier; edges: "
+        + (", ".join(f"{k} {v}" for k, v in data["edges"].items()) or "none")
+    )
+    front = Table(title=f"Frontier (top {min(limit, data['frontier_size'])} by learnability)")
+    for col in ("task", "skill", "attempts", "pass rate", "learnability"):
+        front.add_column(col, justify="left" if col in ("task", "skill") else "right")
+    for row in data["frontier"]:
+        front.add_row(
+            row["id"], row["skill"], str(row["attempts"]),
+            f"{row['pass_rate']:.2f}", f"{row['learnability']:.3f}",
+        )  # fmt: skip
+    stdout.print(front)
+    hist = Table(title="Learnability E\\[p(1-p)]")
+    hist.add_column("range")
+    hist.add_column("tasks", justify="right")
+    for rng, n in data["learnability_histogram"].items():
+        hist.add_row(rng, str(n))
+    stdout.print(hist)
+    skills = Table(title="Skill coverage")
+    for col in ("skill", "tasks", "attempted", "mastered", "frontier", "mean pass rate"):
+        skills.add_column(col, justify="left" if col == "skill" else "right")
+    for skill, s in data["skills"].items():
+        skills.add_row(
+            skill, *(str(int(s[c])) for c in ("tasks", "attempted", "mastered", "frontier")),
+            f"{s['pass_rate']:.2f}",
+        )  # fmt: skip
+    stdout.print(skills)
+
+
+@app.command(name="plot")
+def plot_(
+    out: Annotated[Path, typer.Option("--out", help="Directory for the PNG files.")],
+    bank: BankOption = None,
+    solver: SolverOption = None,
+    knn: KnnOption = 5,
+    graphml: Annotated[
+        Path | None, typer.Option(help="Also export the difficulty graph as GraphML here.")
+    ] = None,
+    save: SaveOption = False,
+) -> None:
+    """PNGs of the difficulty graph coloured by solve rate, learnability and solve rate per round."""
+    from curricula.plots import plot_bank
+
+    if out.exists() and not out.is_dir():
+        raise _fail(f"{out} exists and is not a directory.")
+    view, graph = _curriculum(bank, solver, knn, save)
+    for path in plot_bank(view, graph, out):
+        typer.echo(str(path))
+    if graphml is not None:
+        graph.write_graphml(graphml)
+        typer.echo(str(graphml))

@@ -1,0 +1,169 @@
+"""Read a task bank into the plain inputs the curriculum needs, and summarise it.
+
+This is the only module that knows the bank: it turns a `task_bank.store.Bank` into a
+`BankView` (solve statistics, task records, kNN neighbour lists, per-round solve rates),
+from which `DifficultyGraph` and the schedulers work without knowing how the bank stores
+anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from curricula.graph import DifficultyGraph
+from curricula.posterior import estimate
+from curricula.schedulers import frontier_mask
+
+if TYPE_CHECKING:
+    from task_bank.store import Bank
+
+
+@dataclass(slots=True)
+class BankView:
+    """What the curriculum reads from a bank, as plain data."""
+
+    stats: pd.DataFrame  # indexed by task id: attempts, successes, last_step
+    tasks: list[dict[str, Any]]  # id, kind, tags, parents
+    neighbours: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    rounds: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["round_id", "attempts", "successes"])
+    )
+
+
+def read_bank(
+    bank: Bank, *, solver: str | None = None, knn: int = 5, min_similarity: float = 0.3
+) -> BankView:
+    """Statistics, task records, kNN neighbours (faiss, cosine) and per-round solve rates."""
+    stats = bank.solve_stats(solver)
+    tasks = [
+        {"id": t.id, "kind": t.kind, "tags": list(t.tags), "parents": list(t.parent_ids)}
+        for t in bank.tasks()
+    ]
+    return BankView(
+        stats=stats,
+        tasks=tasks,
+        neighbours=_neighbours(bank, set(stats.index), knn, min_similarity),
+        rounds=_rounds(bank, solver),
+    )
+
+
+def _neighbours(
+    bank: Bank, known: set[str], knn: int, min_similarity: float
+) -> dict[str, list[tuple[str, float]]]:
+    from task_bank.dedup import NearDupIndex
+
+    keys, vectors = bank.vectors()
+    if len(keys) < 2 or knn < 1:
+        return {}
+    key_to_id = dict(bank.conn.execute("SELECT key, id FROM tasks").fetchall())
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms > 0, norms, 1.0)
+    index = NearDupIndex(unit.shape[1])
+    index.add(keys, unit)
+    out: dict[str, list[tuple[str, float]]] = {}
+    for key, hits in zip(keys.tolist(), index.search(unit, min_similarity, k=knn + 1), strict=True):
+        tid = key_to_id.get(key)
+        if tid not in known:
+            continue
+        near = [(key_to_id[k], s) for k, s in hits if k != key and key_to_id.get(k) in known]
+        if near:
+            out[tid] = near[:knn]
+    return out
+
+
+def _rounds(bank: Bank, solver: str | None) -> pd.DataFrame:
+    # Per-round solve rate of the solver: read from the attempts table directly.
+    sql = "SELECT round_id, COUNT(*), SUM(passed) FROM attempts WHERE round_id IS NOT NULL"
+    args: list[Any] = []
+    if solver is not None:
+        sql += " AND solver = ?"
+        args.append(solver)
+    rows = bank.conn.execute(sql + " GROUP BY round_id ORDER BY round_id", args).fetchall()
+    frame = pd.DataFrame(rows, columns=["round_id", "attempts", "successes"])
+    frame["solve_rate"] = frame["successes"] / frame["attempts"].where(frame["attempts"] > 0)
+    return frame
+
+
+def build_graph(view: BankView, graph: DifficultyGraph | None = None) -> DifficultyGraph:
+    """Add the view's tasks, lineage and neighbours to `graph` (or a new one), then its stats."""
+    graph = graph if graph is not None else DifficultyGraph()
+    known = set(view.stats.index)
+    graph.add_tasks({**t, "parents": [p for p in t["parents"] if p in known]} for t in view.tasks)
+    graph.add_neighbours(view.neighbours)
+    graph.update_stats(view.stats)
+    return graph
+
+
+def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -> dict[str, Any]:
+    """Frontier tasks, learnability distribution and skill coverage, as plain data."""
+    stats = view.stats
+    from curricula.edges import compile_edges
+
+    edges = compile_edges(graph.graph, stats.index)
+    est = estimate(stats, edges).frame(stats.index)
+    own = estimate(stats)
+    on_frontier = frontier_mask(own, edges, mastery)
+    mastered = own.mean >= mastery
+    frontier = est[on_frontier].sort_values("learnability", ascending=False)
+    skills = {tid: skill for skill, ids in graph.skill_clusters().items() for tid in ids}
+    per_task = pd.DataFrame(
+        {
+            "skill": [skills.get(t, "-") for t in stats.index],
+            "attempted": stats["attempts"].to_numpy() > 0,
+            "mastered": mastered,
+            "frontier": on_frontier,
+            "pass_rate": est["pass_rate"].to_numpy(),
+        },
+        index=stats.index,
+    )
+    coverage = (
+        per_task.groupby("skill")
+        .agg(
+            tasks=("attempted", "size"),
+            attempted=("attempted", "sum"),
+            mastered=("mastered", "sum"),
+            frontier=("frontier", "sum"),
+            pass_rate=("pass_rate", "mean"),
+        )
+        .sort_values("tasks", ascending=False)
+    )
+    edges_by_relation = pd.Series(
+        [d.get("relation", "?") for _, _, d in graph.graph.edges(data=True)], dtype=object
+    ).value_counts()
+    hist, bin_edges = np.histogram(est["learnability"], bins=10, range=(0.0, 0.25))
+    return {
+        "tasks": len(stats),
+        "attempted": int((stats["attempts"] > 0).sum()),
+        "mastered": int(mastered.sum()),
+        "frontier_size": int(on_frontier.sum()),
+        "frontier": [
+            {"id": tid, **{c: _plain(row[c]) for c in ("pass_rate", "learnability")}}
+            | {"attempts": int(stats.at[tid, "attempts"]), "skill": skills.get(tid, "-")}
+            for tid, row in frontier.iterrows()
+        ],
+        "learnability_histogram": {
+            f"{lo:.3f}-{hi:.3f}": int(n)
+            for lo, hi, n in zip(bin_edges[:-1], bin_edges[1:], hist, strict=True)
+        },
+        "skills": {
+            str(skill): {c: _plain(v) for c, v in row.items()}
+            for skill, row in coverage.to_dict("index").items()
+        },
+        "edges": {str(k): int(v) for k, v in edges_by_relation.items()},
+        "rounds": [
+            {c: _plain(v) for c, v in row.items()} for row in view.rounds.to_dict("records")
+        ],
+    }
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: numpy scalars unwrapped, floats rounded, NaN as None."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if value != value else round(value, 4)
+    return value
