@@ -1,0 +1,93 @@
+"""Exports: a task bank -> RL-ready datasets (verl, TRL, OpenRLHF, SFT, DPO) + a dataset card.
+
+`export_bank(bank_path, fmt, out, options)` selects tasks (`select`), writes one file per
+split with the format's `Exporter`, and writes `README.md` (`card`). Nothing in the bank is
+changed. The reward that grades the exported ground truth is `selfplay.rewards`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from selfplay.export.formats import EXPORTERS, Exporter
+from selfplay.export.select import ExportOptions, Selection, select
+
+FORMATS = tuple(EXPORTERS)
+
+
+class ExportError(ValueError):
+    """An export that cannot be made; the message is one sentence."""
+
+
+@dataclass(slots=True)
+class ExportReport:
+    format: str
+    out: str
+    tasks: int
+    rows: dict[str, int]
+    files: list[str]
+    excluded: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "out": self.out,
+            "tasks": self.tasks,
+            "rows": self.rows,
+            "files": self.files,
+            "excluded": self.excluded,
+        }
+
+
+def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
+    if fmt not in EXPORTERS:
+        raise ExportError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
+    if fmt == "dpo":
+        return EXPORTERS[fmt](options.max_pairs_per_task)
+    return EXPORTERS[fmt]()
+
+
+def export_bank(
+    bank_path: str | Path, fmt: str, out: str | Path, options: ExportOptions | None = None
+) -> ExportReport:
+    """Write `fmt` files and README.md for the bank's tasks into `out`."""
+    from selfplay.export.card import render
+    from task_bank.stats import summary
+    from task_bank.store import Bank, BankError
+
+    options = options or ExportOptions()
+    exporter = make_exporter(fmt, options)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} exists and is not a directory")
+    try:
+        with Bank(bank_path, create=False) as bank:
+            selection: Selection = select(bank, options)
+            if not selection.items:
+                raise ExportError("no task in the bank matches the export filters")
+            counts = exporter.write(selection, bank, out)
+            bank_summary = summary(bank)
+    except BankError as e:
+        raise ExportError(str(e)) from None
+    if not counts:
+        reasons = ", ".join(f"{k}: {v}" for k, v in exporter.dropped.items()) or "none"
+        raise ExportError(f"the {fmt} format has no rows for the selected tasks ({reasons})")
+    card = render(
+        fmt,
+        exporter.description,
+        selection,
+        counts,
+        exporter.suffix,
+        bank_summary,
+        options.model_dump(),
+        exporter.dropped,
+    )
+    (out / "README.md").write_text(card, encoding="utf-8")
+    files = sorted(p.name for p in out.iterdir() if p.is_file())
+    excluded = dict(selection.excluded) | {f"{fmt}_{k}": v for k, v in exporter.dropped.items()}
+    return ExportReport(fmt, str(out), len(selection.items), counts, files, excluded)
+
+
+__all__ = ["FORMATS", "ExportError", "ExportOptions", "ExportReport", "export_bank"]

@@ -1,0 +1,203 @@
+"""The dataset card (`README.md`): YAML front matter the Hub reads, and a body that says
+what is in the data, how it was made and checked, and how to train on it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from selfplay.export.select import BANDS, Selection
+
+SIZE_EDGES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
+HIST_BINS = 5
+
+_TRAIN = {
+    "verl": """```bash
+python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
+  data.train_files=$DIR/train.parquet data.val_files=$DIR/test.parquet \\
+  custom_reward_function.path=$(python -c "import selfplay.rewards.verl_reward as m; print(m.__file__)") \\
+  custom_reward_function.name=compute_score  # or compute_score_batch with reward_model.reward_manager=batch
+```""",
+    "trl": """```python
+from datasets import load_dataset
+from trl import GRPOConfig, GRPOTrainer
+from selfplay.rewards import trl_reward
+
+data = load_dataset($LOADER, data_files={"train": "$DIR/train$SUFFIX"})["train"]$MAP
+trainer = GRPOTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", reward_funcs=[trl_reward],
+                      args=GRPOConfig(output_dir="out"), train_dataset=data)
+trainer.train()
+```""",
+    "openrlhf": """```bash
+python -m openrlhf.cli.train_ppo_ray --prompt_data $DIR/train.jsonl \\
+  --input_key input --label_key label --apply_chat_template \\
+  --remote_rm_url $DIR/reward_func.py ...
+```""",
+    "sft": """```python
+from datasets import load_dataset
+from trl import SFTConfig, SFTTrainer
+
+data = load_dataset("parquet", data_files={"train": "$DIR/train.parquet"})["train"]
+SFTTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", train_dataset=data,
+           args=SFTConfig(output_dir="out")).train()
+```""",
+    "dpo": """```python
+from datasets import load_dataset
+from trl import DPOConfig, DPOTrainer
+
+data = load_dataset("parquet", data_files={"train": "$DIR/train.parquet"})["train"]
+DPOTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", train_dataset=data,
+           args=DPOConfig(output_dir="out")).train()
+```""",
+}
+
+
+# How a TRL GRPO run reads each RL format: the reward wants `prompt` and `ground_truth`.
+_TRL_MAP = {
+    "verl": '\ndata = data.map(lambda r: {"ground_truth": r["reward_model"]["ground_truth"]})',
+    "trl": "",
+    "openrlhf": '\ndata = data.map(lambda r: {"prompt": r["input"], "ground_truth": r["label"]})',
+}
+
+
+def _how_to_train(fmt: str, suffix: str) -> list[str]:
+    if fmt in ("sft", "dpo"):
+        return [_TRAIN[fmt]]
+    trl = (
+        _TRAIN["trl"]
+        .replace("$LOADER", '"json"' if suffix == ".jsonl" else '"parquet"')
+        .replace("$SUFFIX", suffix)
+        .replace("$MAP", _TRL_MAP[fmt])
+    )
+    verl = (
+        "verl (GRPO):\n\n" + _TRAIN["verl"]
+        if fmt == "verl"
+        else "verl: export the same bank with `selfplay export --format verl`."
+    )
+    parts = [verl, "TRL (GRPO):\n\n" + trl]
+    if fmt == "openrlhf":
+        parts.insert(0, "OpenRLHF (reward_func.py is next to the data):\n\n" + _TRAIN["openrlhf"])
+    return parts
+
+
+def size_category(n: int) -> str:
+    return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
+
+
+def front_matter(fmt: str, counts: dict[str, int], suffix: str, license_: str) -> dict[str, Any]:
+    return {
+        "license": license_,
+        "task_categories": ["text-generation"],
+        "language": ["en"],
+        "tags": ["code", "synthetic", "reinforcement-learning", "selfplay", fmt],
+        "size_categories": [size_category(sum(counts.values()))],
+        "pretty_name": f"selfplay verified programming tasks ({fmt})",
+        "configs": [
+            {
+                "config_name": fmt,
+                "data_files": [{"split": s, "path": f"{s}{suffix}"} for s in sorted(counts)],
+                "default": True,
+            }
+        ],
+    }
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _histogram(values: list[float]) -> str:
+    bins = [0] * HIST_BINS
+    for v in values:
+        bins[min(int(v * HIST_BINS), HIST_BINS - 1)] += 1
+    peak = max(bins) or 1
+    rows = [
+        (
+            f"[{i / HIST_BINS:.1f}, {(i + 1) / HIST_BINS:.1f}{']' if i == HIST_BINS - 1 else ')'}",
+            n,
+            "#" * round(20 * n / peak),
+        )
+        for i, n in enumerate(bins)
+    ]
+    return _table(("difficulty", "tasks", ""), rows)
+
+
+def render(
+    fmt: str,
+    description: str,
+    selection: Selection,
+    counts: dict[str, int],
+    suffix: str,
+    bank_summary: dict[str, Any],
+    options: dict[str, Any],
+    dropped: Counter,
+) -> str:
+    """The whole README.md."""
+    import yaml
+
+    meta = front_matter(fmt, counts, suffix, options.get("license", "apache-2.0"))
+    items = selection.items
+    by_kind = Counter(i.task.kind for i in items)
+    by_source = Counter(i.task.source for i in items)
+    bands = Counter(i.band for i in items)
+    rejected = bank_summary.get("rejected", {})
+    excluded = dict(selection.excluded) | {f"{fmt}: {k}": v for k, v in dropped.items()}
+    parts = [
+        "---\n" + yaml.safe_dump(meta, sort_keys=False).rstrip() + "\n---",
+        f"# {meta['pretty_name']}",
+        f"Verified Python programming tasks exported by `selfplay export --format {fmt}`: "
+        f"{description}. {len(items)} tasks, {sum(counts.values())} rows. Every task's "
+        "reference program ran in a sandbox, passed its own tests twice with identical "
+        "outputs, and every example output was computed by execution.",
+        "## Contents",
+        _table(
+            ("split", "file", "rows"), [(s, f"{s}{suffix}", n) for s, n in sorted(counts.items())]
+        ),
+        "## Counts by kind and source",
+        _table(("kind", "tasks"), sorted(by_kind.items()))
+        + "\n\n"
+        + _table(("source", "tasks"), by_source.most_common()),
+        "## Difficulty",
+        "Difficulty is 1 minus the posterior mean solve rate of the bank's solvers "
+        "(Beta(1, 1) prior); a task never attempted that declares a level 1-5 takes "
+        "(level - 1) / 4. Bands: "
+        + ", ".join(f"{name} < {edge:.2f}" for name, edge in BANDS[:-1])
+        + ", hard otherwise.\n\n"
+        + _histogram([i.difficulty for i in items])
+        + "\n\n"
+        + _table(("band", "tasks"), [(name, bands.get(name, 0)) for name, _ in BANDS]),
+        "## Deduplication and decontamination",
+        "Candidates rejected when entering the bank (exact duplicates by normalized AST, "
+        "near duplicates confirmed by behaviour, failed verification):\n\n"
+        + (_table(("reason", "candidates"), list(rejected.items())) if rejected else "none")
+        + f"\n\nTasks flagged as overlapping HumanEval in the bank: "
+        f"{bank_summary.get('contaminated', 0)}"
+        + (
+            " (kept: --include-contaminated)."
+            if options.get("include_contaminated")
+            else " (left out)."
+        )
+        + "\n\nLeft out of this export:\n\n"
+        + (_table(("reason", "tasks"), sorted(excluded.items())) if excluded else "nothing"),
+        "## How it was generated",
+        "A proposer model wrote tasks seeded from reference tasks (or tasks were imported "
+        "from public sets); the selfplay verifier (bubblewrap sandbox, per-row namespaces, "
+        "resource limits) admitted only tasks whose reference program runs, is "
+        "deterministic and passes its tests; a SQLite task bank deduplicated and "
+        "decontaminated them and recorded solver attempts. Export options: "
+        f"`{ {k: v for k, v in options.items() if v not in (None, [], False)} }`.",
+        "## Reward",
+        "The ground truth of each task is a JSON string (`selfplay.ground_truth/1`). "
+        "`selfplay.rewards` grades a response with the same verifier: the last fenced code "
+        "block for codegen and induction (induction is graded on shown and held-out "
+        "examples), a Python literal for deduction (the output) and abduction (arguments "
+        "run through the program). No answer scores 0 with a reason.",
+        "## How to train on it",
+        f'Loading: `datasets.load_dataset("{"json" if suffix == ".jsonl" else "parquet"}", '
+        f"data_files={{'train': 'train{suffix}'}})`.",
+        "`$DIR` is this directory.",
+        *_how_to_train(fmt, suffix),
+    ]
+    return "\n\n".join(parts) + "\n"

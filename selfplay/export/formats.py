@@ -1,0 +1,210 @@
+"""One `Exporter` per format; `write` puts one file per split into a directory.
+
+RL formats (verl, trl, openrlhf) hold one row per task with its ground truth. SFT holds
+verified solutions (passing attempts and reference programs), DPO holds pairs of a
+passing and a failing attempt at the same task. Rows are built here and written with
+pyarrow, so every file loads back with `datasets.load_dataset("parquet" | "json", ...)`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from abc import ABC, abstractmethod
+from collections import Counter
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from selfplay.export.prompts import as_response, chat, reference_answer
+from selfplay.export.select import Item, Selection
+
+
+def _extra_info(index: int, item: Item) -> dict[str, Any]:
+    return {
+        "index": index,
+        "split": item.split,
+        "task_id": item.task.id,
+        "kind": item.task.kind,
+        "source": item.task.source,
+        "difficulty": item.difficulty,
+        "learnability": item.learnability,
+        "attempts": item.attempts,
+        "solve_rate": item.solve_rate,
+    }
+
+
+class Exporter(ABC):
+    """Writes a selection in one format; `write` returns rows per split."""
+
+    name: str
+    suffix: str = ".parquet"
+    description: str = ""
+
+    def __init__(self) -> None:
+        self.dropped: Counter = Counter()
+
+    @abstractmethod
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]: ...
+
+    def write(self, selection: Selection, bank: Any, out: Path) -> dict[str, int]:
+        out.mkdir(parents=True, exist_ok=True)
+        counts: dict[str, int] = {}
+        for split, items in sorted(selection.splits().items()):
+            rows = self.rows(items, bank)
+            if not rows:
+                continue
+            self._write_file(rows, out / f"{split}{self.suffix}")
+            counts[split] = len(rows)
+        return counts
+
+    def _write_file(self, rows: list[dict[str, Any]], path: Path) -> None:
+        if self.suffix == ".jsonl":
+            with open(path, "w", encoding="utf-8") as f:
+                for row in rows:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+class VerlExporter(Exporter):
+    name = "verl"
+    description = "verl RL data: prompt, reward_model.ground_truth, extra_info"
+
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "data_source": f"selfplay/{item.task.kind}",
+                "prompt": chat(item.task),
+                "ability": "code",
+                "reward_model": {"style": "rule", "ground_truth": item.ground_truth},
+                "extra_info": _extra_info(i, item),
+            }
+            for i, item in enumerate(items)
+        ]
+
+
+class TrlExporter(Exporter):
+    name = "trl"
+    description = "TRL GRPO prompts with the ground_truth column the reward reads"
+
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "prompt": chat(item.task),
+                "ground_truth": item.ground_truth,
+                "task_id": item.task.id,
+                "kind": item.task.kind,
+                "difficulty": item.difficulty,
+                "learnability": item.learnability,
+            }
+            for item in items
+        ]
+
+
+class OpenRLHFExporter(Exporter):
+    name = "openrlhf"
+    suffix = ".jsonl"
+    description = "OpenRLHF prompts (input) and labels, with reward_func.py"
+
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+        return [
+            {
+                "input": chat(item.task),
+                "label": item.ground_truth,
+                "task_id": item.task.id,
+                "kind": item.task.kind,
+            }
+            for item in items
+        ]
+
+    def write(self, selection: Selection, bank: Any, out: Path) -> dict[str, int]:
+        counts = super().write(selection, bank, out)
+        source = Path(__file__).resolve().parent.parent / "rewards" / "openrlhf_reward.py"
+        shutil.copyfile(source, out / "reward_func.py")
+        return counts
+
+
+def _attempts(bank: Any, task_ids: list[str]) -> dict[str, list[tuple[str, str, bool]]]:
+    """task id -> (solver, answer, passed) in the order they were made."""
+    wanted = set(task_ids)
+    out: dict[str, list[tuple[str, str, bool]]] = {}
+    rows = bank.conn.execute("SELECT task_id, solver, answer, passed FROM attempts ORDER BY id")
+    for task_id, solver, answer, passed in rows:
+        if task_id in wanted and answer and answer.strip():
+            out.setdefault(task_id, []).append((solver, answer, bool(passed)))
+    return out
+
+
+class SftExporter(Exporter):
+    name = "sft"
+    description = "chat messages with verified solutions (passing attempts, references)"
+
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+        attempts = _attempts(bank, [item.task.id for item in items])
+        rows = []
+        for item in items:
+            prompt = chat(item.task)
+            solutions = [("reference", "reference", reference_answer(item.task))]
+            solutions += [
+                ("attempt", solver, as_response(answer))
+                for solver, answer, passed in attempts.get(item.task.id, [])
+                if passed
+            ]
+            seen: set[str] = set()
+            for origin, solver, response in solutions:
+                if response in seen:
+                    continue
+                seen.add(response)
+                rows.append(
+                    {
+                        "messages": [*prompt, {"role": "assistant", "content": response}],
+                        "task_id": item.task.id,
+                        "kind": item.task.kind,
+                        "origin": origin,
+                        "solver": solver,
+                    }
+                )
+        return rows
+
+
+class DpoExporter(Exporter):
+    name = "dpo"
+    description = "preference pairs: a passing (chosen) and a failing (rejected) attempt"
+
+    def __init__(self, max_pairs_per_task: int = 4) -> None:
+        super().__init__()
+        self.max_pairs = max_pairs_per_task
+
+    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+        attempts = _attempts(bank, [item.task.id for item in items])
+        rows = []
+        for item in items:
+            made = attempts.get(item.task.id, [])
+            good = list(dict.fromkeys(as_response(a) for _, a, passed in made if passed))
+            bad = list(dict.fromkeys(as_response(a) for _, a, passed in made if not passed))
+            if not good or not bad:
+                self.dropped["no_pair" if made else "no_attempts"] += 1
+                continue
+            # Cycle the shorter side so each distinct response appears at least once.
+            n = min(self.max_pairs, max(len(good), len(bad)))
+            pairs = islice(zip(good * n, bad * n, strict=False), n)
+            for chosen, rejected in pairs:
+                rows.append(
+                    {
+                        "prompt": chat(item.task),
+                        "chosen": [{"role": "assistant", "content": chosen}],
+                        "rejected": [{"role": "assistant", "content": rejected}],
+                        "task_id": item.task.id,
+                        "kind": item.task.kind,
+                    }
+                )
+        return rows
+
+
+EXPORTERS: dict[str, type[Exporter]] = {
+    e.name: e for e in (VerlExporter, TrlExporter, OpenRLHFExporter, SftExporter, DpoExporter)
+}

@@ -1,0 +1,150 @@
+"""Which tasks an export holds, in which split, with what difficulty: read from a bank.
+
+Every task left out is counted by reason, so the dataset card can say what was dropped.
+Difficulty is 1 minus the posterior mean solve rate (Beta(1, 1) prior, all solvers'
+attempts), so it exists for tasks never attempted; a task without attempts that declares
+`metadata.difficulty` (1 to 5) takes (level - 1) / 4 instead of the uninformed 0.5.
+Learnability is the posterior E[p(1 - p)] from `curricula.posterior`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from selfplay.rewards.ground_truth import GroundTruth, InvalidGroundTruth
+
+BANDS = (("easy", 1 / 3), ("medium", 2 / 3), ("hard", 1.0))
+
+
+class ExportOptions(BaseModel):
+    """What goes into an export; unknown fields are an error naming the field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    split: Literal["none", "random", "difficulty"] = Field(
+        "random", description="none: one train split; random: train/test; difficulty: bands"
+    )
+    test_fraction: float = Field(0.1, ge=0.0, lt=1.0, description="share of tasks in test")
+    seed: int = Field(0, description="seed of the random split")
+    kinds: list[str] = Field(default_factory=list, description="keep only these kinds")
+    sources: list[str] = Field(default_factory=list, description="keep only these sources")
+    min_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="lowest solve rate")
+    max_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="highest solve rate")
+    include_contaminated: bool = Field(False, description="keep benchmark look-alikes")
+    max_pairs_per_task: int = Field(4, ge=1, description="dpo pairs per task at most")
+    license: str = Field("apache-2.0", description="license in the dataset card")
+
+    @model_validator(mode="after")
+    def _rates_ordered(self) -> ExportOptions:
+        lo, hi = self.min_solve_rate, self.max_solve_rate
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError("min_solve_rate is above max_solve_rate")
+        return self
+
+
+@dataclass(slots=True)
+class Item:
+    """One exported task with its label and its numbers at export time."""
+
+    task: Any
+    split: str
+    ground_truth: str
+    attempts: int
+    successes: int
+    difficulty: float
+    learnability: float
+
+    @property
+    def solve_rate(self) -> float | None:
+        return self.successes / self.attempts if self.attempts else None
+
+    @property
+    def band(self) -> str:
+        return band(self.difficulty)
+
+
+@dataclass(slots=True)
+class Selection:
+    items: list[Item] = field(default_factory=list)
+    excluded: Counter = field(default_factory=Counter)
+
+    def splits(self) -> dict[str, list[Item]]:
+        out: dict[str, list[Item]] = {}
+        for item in self.items:
+            out.setdefault(item.split, []).append(item)
+        return out
+
+
+def band(difficulty: float) -> str:
+    return next(name for name, edge in BANDS if difficulty < edge or edge == 1.0)
+
+
+def _declared_level(task: Any) -> float | None:
+    level = (task.metadata or {}).get("difficulty")
+    if isinstance(level, int | float) and not isinstance(level, bool) and 1 <= level <= 5:
+        return (float(level) - 1.0) / 4.0
+    return None
+
+
+def _keep(task: Any, attempts: int, successes: int, opts: ExportOptions) -> str | None:
+    """None to keep the task, else the reason it is left out."""
+    if task.contaminated and not opts.include_contaminated:
+        return "contaminated"
+    if opts.kinds and task.kind not in opts.kinds:
+        return "kind_filtered"
+    if opts.sources and task.source not in opts.sources:
+        return "source_filtered"
+    if opts.min_solve_rate is not None or opts.max_solve_rate is not None:
+        if not attempts:
+            return "solve_rate_unknown"
+        rate = successes / attempts
+        lo = opts.min_solve_rate if opts.min_solve_rate is not None else 0.0
+        hi = opts.max_solve_rate if opts.max_solve_rate is not None else 1.0
+        if not lo <= rate <= hi:
+            return "solve_rate_filtered"
+    return None
+
+
+def select(bank: Any, opts: ExportOptions) -> Selection:
+    """The tasks of `bank` (a `task_bank.store.Bank`) that the options keep, split."""
+    import numpy as np
+
+    from curricula.posterior import estimate
+
+    stats = bank.solve_stats(include_contaminated=True)
+    est = estimate(stats)
+    mean, learn = est.mean, est.learnability
+    row = {task_id: i for i, task_id in enumerate(stats.index)}
+    attempts = stats["attempts"].to_numpy()
+    successes = stats["successes"].to_numpy()
+    selection = Selection()
+    for task in bank.tasks(include_contaminated=True):
+        i = row[task.id]
+        n, k = int(attempts[i]), int(successes[i])
+        reason = _keep(task, n, k, opts)
+        if reason is None:
+            try:
+                label = GroundTruth.from_task(task).to_json()
+            except InvalidGroundTruth:
+                reason = "no_ground_truth"
+        if reason is not None:
+            selection.excluded[reason] += 1
+            continue
+        declared = _declared_level(task)
+        difficulty = declared if (n == 0 and declared is not None) else 1.0 - float(mean[i])
+        selection.items.append(
+            Item(task, "train", label, n, k, round(difficulty, 6), round(float(learn[i]), 6))
+        )
+    if opts.split == "difficulty":
+        for item in selection.items:
+            item.split = item.band
+    elif opts.split == "random" and len(selection.items) > 1 and opts.test_fraction > 0:
+        n_test = max(1, round(opts.test_fraction * len(selection.items)))
+        order = np.random.default_rng(opts.seed).permutation(len(selection.items))
+        for position in order[:n_test]:
+            selection.items[int(position)].split = "test"
+    return selection
