@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import bank, curriculum, verify
+from pipelines import bank, curriculum, export, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -25,8 +25,10 @@ def _root() -> None:
 
 
 app.command(name="verify")(verify.verify)
+app.command(name="run")(run.run)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
+app.command(name="export")(export.export)
 
 
 def main() -> None:

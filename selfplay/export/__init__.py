@@ -41,6 +41,28 @@ class ExportReport:
         }
 
 
+CARD_MARK = "selfplay export --format"
+_OURS = (".parquet", ".jsonl")
+
+
+def _clear_previous(out: Path) -> None:
+    """Make `out` ready: absent, empty, or an earlier export whose files are replaced (so
+    no stale split survives into the card or a push). Anything else is refused."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ExportError(f"{out} exists and is not a directory")
+    entries = list(out.iterdir())
+    if not entries:
+        return
+    card = out / "README.md"
+    if not card.is_file() or CARD_MARK not in card.read_text(encoding="utf-8", errors="replace"):
+        raise ExportError(f"{out} is not empty and holds no earlier selfplay export")
+    for entry in entries:
+        if entry.is_file() and (entry.suffix in _OURS or entry.name == "reward_func.py"):
+            entry.unlink()
+
+
 def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
     if fmt not in EXPORTERS:
         raise ExportError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
@@ -60,8 +82,7 @@ def export_bank(
     options = options or ExportOptions()
     exporter = make_exporter(fmt, options)
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ExportError(f"{out} exists and is not a directory")
+    _clear_previous(out)
     try:
         with Bank(bank_path, create=False) as bank:
             selection: Selection = select(bank, options)

@@ -1,0 +1,117 @@
+"""`selfplay export`: a task bank -> an RL-ready dataset directory (+ optional Hub push)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"selfplay export: {message}", err=True)
+    return typer.Exit(2)
+
+
+def export(
+    format_: Annotated[
+        str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.", show_default=False)
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Directory to write (created).")],
+    bank: Annotated[
+        Path | None,
+        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
+    ] = None,
+    split: Annotated[
+        str, typer.Option(help="none (one train split), random (train/test) or difficulty.")
+    ] = "random",
+    test_fraction: Annotated[
+        float, typer.Option(help="Share of tasks in the test split (random split).")
+    ] = 0.1,
+    seed: Annotated[int, typer.Option(help="Seed of the random split.")] = 0,
+    kind: Annotated[
+        list[str] | None, typer.Option(help="Keep only this kind (repeatable).")
+    ] = None,
+    source: Annotated[
+        list[str] | None, typer.Option(help="Keep only this source (repeatable).")
+    ] = None,
+    min_solve_rate: Annotated[
+        float | None, typer.Option(help="Keep tasks solved at least this often.")
+    ] = None,
+    max_solve_rate: Annotated[
+        float | None, typer.Option(help="Keep tasks solved at most this often.")
+    ] = None,
+    include_contaminated: Annotated[
+        bool, typer.Option(help="Keep tasks flagged as benchmark look-alikes.")
+    ] = False,
+    max_pairs_per_task: Annotated[int, typer.Option(help="DPO pairs per task at most.")] = 4,
+    license_: Annotated[str, typer.Option("--license", help="License in the card.")] = (
+        "apache-2.0"
+    ),
+    push_to_hub: Annotated[
+        str | None, typer.Option("--push-to-hub", help="Hub dataset repo id to upload to.")
+    ] = None,
+    private: Annotated[bool, typer.Option(help="Create the Hub repo as private.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Export the bank's tasks as a dataset for verl, TRL, OpenRLHF, SFT or DPO, with a card."""
+    from pydantic import ValidationError
+
+    from selfplay.export import ExportError, ExportOptions, export_bank
+    from task_bank.store import default_bank_path
+
+    try:
+        options = ExportOptions(
+            split=split,
+            test_fraction=test_fraction,
+            seed=seed,
+            kinds=kind or [],
+            sources=source or [],
+            min_solve_rate=min_solve_rate,
+            max_solve_rate=max_solve_rate,
+            include_contaminated=include_contaminated,
+            max_pairs_per_task=max_pairs_per_task,
+            license=license_,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = f"--{str(err['loc'][0]).replace('_', '-')}" if err["loc"] else "options"
+        raise _fail(f"invalid {where}: {err['msg']}.") from None
+    try:
+        report = export_bank(bank or default_bank_path(), format_, out, options)
+    except ExportError as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    except OSError as e:
+        raise _fail(f"cannot write {out} ({e.strerror or e}).") from None
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print_report(report)
+    if push_to_hub:
+        from selfplay.export.hub import HubError, push
+
+        try:
+            url = push(out, push_to_hub, private=private)
+        except HubError as e:
+            raise _fail(f"{str(e).rstrip('.')}.") from None
+        typer.echo(f"pushed to {url}", err=True)
+
+
+def _print_report(report) -> None:
+    from rich.table import Table
+
+    from pipelines.console import stdout
+
+    table = Table(title=f"{report.format}: {report.tasks} tasks")
+    table.add_column("split")
+    table.add_column("rows", justify="right")
+    for split, rows in sorted(report.rows.items()):
+        table.add_row(split, str(rows))
+    stdout.print(table)
+    if report.excluded:
+        left = ", ".join(f"{k}: {v}" for k, v in sorted(report.excluded.items()))
+        stdout.print(f"left out: {left}")
+    stdout.print(f"wrote {', '.join(report.files)} to {report.out}")
