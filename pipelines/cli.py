@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import bank, curriculum, export, verify
+from pipelines import bank, curriculum, export, run, verify
 
 app = typer.Typer(
     name="selfplay",

@@ -1,0 +1,161 @@
+"""`selfplay run`: self-play rounds on a task bank (propose, verify, admit, solve, reward).
+
+Thin: reads the config and flags, builds the backend and the verifier, and renders
+progress bars, the per-round summary table and the final bank size. The round loop
+itself is `selfplay.engine.SelfPlay`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from task_bank.store import DEFAULT_BANK
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"selfplay run: {message}", err=True)
+    return typer.Exit(2)
+
+
+def make_run_backend(config: Any) -> Any:
+    """The backend the config names, built by the backends' factory."""
+    m = config.model
+    options = dict(m.options)
+    if m.backend == "transformers":
+        options.setdefault("batch_size", m.batch_size)
+        options.setdefault("dtype", m.dtype)
+    if m.backend == "openai" and m.base_url:
+        options.setdefault("base_url", m.base_url)
+    try:
+        from selfplay.backends import make_backend
+    except ImportError:  # the factory is newer than this module's first version
+        if m.backend != "transformers":
+            raise ValueError(f"backend {m.backend!r} is not available in this install") from None
+        from selfplay.backends.transformers_backend import TransformersBackend
+
+        return TransformersBackend(m.spec, **options)
+    return make_backend(m.backend, m.spec, **options)
+
+
+def _summary_table(summary: Any) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"self-play round {summary.round}", show_header=True)
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    rate = "-" if summary.solve_rate is None else f"{summary.solve_rate:.2f}"
+    learn = "-" if summary.mean_learnability is None else f"{summary.mean_learnability:.3f}"
+    table.add_row("proposed", str(summary.proposed))
+    table.add_row("admitted", str(summary.admitted))
+    for reason, n in summary.rejected.items():
+        table.add_row(f"  rejected: {reason}", str(n))
+    table.add_row("solver attempts", str(summary.attempts))
+    table.add_row("solve rate", rate)
+    table.add_row("mean learnability (new tasks)", learn)
+    table.add_row("tokens/s", f"{summary.tokens_per_s:.1f}")
+    table.add_row("time (s)", f"{summary.seconds:.1f}")
+    table.add_row("tasks in bank", str(summary.bank_tasks))
+    return table
+
+
+def run(
+    bank: Annotated[
+        Path | None,
+        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option(help="Rounds to run (config: rounds; default 1).", min=1)
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML config; flags override it.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id."),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="Backend: transformers (default), vllm, openai or scripted."),
+    ] = None,
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print the default config, documented, and exit."),
+    ] = False,
+) -> None:
+    """Grow the bank: propose tasks, verify and admit them, solve, reward. Resumable."""
+    from selfplay.engine import ConfigError, documented_yaml, load_config
+
+    if print_config:
+        typer.echo(documented_yaml(), nl=False)
+        return
+    try:
+        cfg = load_config(config, rounds=rounds, **{"model.spec": model, "model.backend": backend})
+    except ConfigError as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    _run(cfg, bank)
+
+
+def _run(cfg: Any, bank_path: Path | None) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from pipelines.console import stderr, stdout
+    from selfplay.backends.base import BackendError
+    from selfplay.engine import SelfPlay, metrics_path
+    from selfplay.verifier import IsolationUnavailable, Verifier
+    from task_bank.importers import SourceError
+    from task_bank.store import Bank, BankError
+
+    try:
+        backend = make_run_backend(cfg)
+    except (BackendError, ValueError, TypeError) as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    try:
+        store = Bank(bank_path)
+    except BankError as e:
+        raise _fail(f"{e}.") from None
+    bars = Progress(
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bars.add_task(phase, total=total)
+        bars.update(tasks[phase], completed=done, total=total)
+
+    def on_round(summary: Any) -> None:
+        for task_id in tasks.values():
+            bars.remove_task(task_id)
+        tasks.clear()
+        stdout.print(_summary_table(summary))
+
+    def on_seeds(report: Any) -> None:
+        stderr.print(f"empty bank: imported {report.admitted} bundled seed tasks")
+
+    try:
+        with Verifier(cfg.verifier.workers, cfg.verifier.timeout_s, cfg.verifier.memory_mb) as v:
+            with bars:
+                engine = SelfPlay(
+                    store, backend, v, cfg, progress=progress, on_round=on_round, on_seeds=on_seeds
+                )
+                engine.run(cfg.rounds)
+    except KeyboardInterrupt:
+        stderr.print("interrupted: run the same command again to resume.")
+        raise typer.Exit(130) from None
+    except (BackendError, BankError, IsolationUnavailable, SourceError) as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    finally:
+        backend.close()
+        store.close()
+    stderr.print(
+        f"bank {store.path or DEFAULT_BANK}: {Bank(store.path).count()} tasks; "
+        f"metrics in {metrics_path(store, cfg)}"
+    )

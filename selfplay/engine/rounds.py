@@ -1,0 +1,313 @@
+"""`SelfPlay.run`: the round loop of proposer, verifier, bank and solver, resumable.
+
+A round is a fixed list of steps: one `propose.<kind>` step per task kind, then `solve`
+(the round's new tasks plus the curriculum's picks, in chunks), then `rewards`, then
+the summary. Every step commits its result to the bank before the next starts: admitted
+tasks in the gate's transaction, a chunk's attempts in one transaction, a step's report
+under a `selfplay.round.<id>.<step>` meta key. A process killed anywhere therefore
+loses at most the step in flight, and the same command run again redoes only that step:
+no admitted task is lost (tasks carry their round id and are counted from the bank) and
+no finished round is repeated (the run's target is kept under the `selfplay.run` key).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curricula import make_scheduler
+from selfplay.backends.base import Backend
+from selfplay.engine.config import RunConfig
+from selfplay.proposer.proposer import SOURCE, Proposer
+from selfplay.solver.solver import Solver
+from task_bank.gate import Gate, GateConfig, GateReport
+from task_bank.store import Bank
+
+RUN_KEY = "selfplay.run"
+SOLVE_CHUNK = 8  # tasks whose attempts are written in one transaction
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class RoundSummary:
+    """One round in numbers: the summary table row and the JSONL metrics line."""
+
+    round: int
+    proposed: int = 0
+    admitted: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    attempts: int = 0
+    solved: int = 0
+    solve_rate: float | None = None
+    mean_learnability: float | None = None
+    tokens: int = 0
+    tokens_per_s: float = 0.0
+    seconds: float = 0.0
+    admitted_ids: list[str] = field(default_factory=list)
+    bank_tasks: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def metrics_path(bank: Bank, config: RunConfig) -> Path:
+    if config.metrics:
+        return Path(config.metrics)
+    return bank.path.with_name(bank.path.stem + ".metrics.jsonl")
+
+
+class SelfPlay:
+    """Runs self-play rounds on a bank with one model backend and one verifier."""
+
+    def __init__(
+        self,
+        bank: Bank,
+        backend: Backend,
+        verifier: Any,
+        config: RunConfig | None = None,
+        *,
+        progress: Progress | None = None,
+        on_round: Callable[[RoundSummary], None] | None = None,
+        on_seeds: Callable[[GateReport], None] | None = None,
+    ) -> None:
+        self.bank = bank
+        self.backend = backend
+        self.verifier = verifier
+        self.config = config or RunConfig()
+        self.progress = progress or (lambda phase, done, total: None)
+        self.on_round = on_round or (lambda summary: None)
+        self.on_seeds = on_seeds or (lambda report: None)
+        self.gate = Gate(bank, verifier, GateConfig(timeout_s=self.config.verifier.timeout_s))
+
+    # ---- bookkeeping ----------------------------------------------------------------
+
+    def _key(self, round_id: int, step: str) -> str:
+        return f"selfplay.round.{round_id}.{step}"
+
+    def _done(self, round_id: int, step: str) -> dict[str, Any] | None:
+        value = self.bank.meta(self._key(round_id, step))
+        return None if value is None else json.loads(value)
+
+    def _commit(self, round_id: int, step: str, report: dict[str, Any]) -> None:
+        self.bank.set_meta(self._key(round_id, step), json.dumps(report))
+
+    def _open_round(self) -> int:
+        """The unfinished self-play round to resume, else a new one."""
+        for r in reversed(self.bank.rounds()):
+            if r["config"].get("selfplay") and r["finished_at"] is None:
+                return r["id"]
+        return self.bank.start_round({"selfplay": True, **self.config.model_dump()})
+
+    def _finished_rounds(self) -> int:
+        return sum(
+            1 for r in self.bank.rounds() if r["config"].get("selfplay") and r["finished_at"]
+        )
+
+    # ---- the verb -------------------------------------------------------------------
+
+    def run(self, rounds: int | None = None) -> list[RoundSummary]:
+        """Run `rounds` rounds (default: the config's), resuming an interrupted run first.
+
+        A run interrupted before its last round is continued to the same end point when
+        started again with the same number of rounds.
+        """
+        rounds = rounds or self.config.rounds
+        if self.bank.count() == 0:
+            self._import_seeds()
+        state = json.loads(self.bank.meta(RUN_KEY) or "null")
+        finished = self._finished_rounds()
+        if state and not state.get("done"):
+            target = state["start"] + rounds
+        else:
+            target = finished + rounds
+            state = {"start": finished}
+        self.bank.set_meta(RUN_KEY, json.dumps({"start": state["start"], "done": False}))
+        summaries = []
+        while finished < target:
+            summary = self._round(self._open_round())
+            summaries.append(summary)
+            self.on_round(summary)
+            finished += 1
+        self.bank.set_meta(RUN_KEY, json.dumps({"start": state["start"], "done": True}))
+        return summaries
+
+    def _import_seeds(self) -> None:
+        from task_bank.importers import import_source
+
+        report = import_source(
+            "seeds", self.gate, progress=lambda d, t: self.progress("import seeds", d, t)
+        )
+        self.on_seeds(report)
+
+    def _round(self, round_id: int) -> RoundSummary:
+        for n, kind in enumerate(self.config.kinds):
+            if self._done(round_id, f"propose.{kind}") is None:
+                self._propose(round_id, n, kind)
+        if self._done(round_id, "solve") is None:
+            self._solve(round_id)
+        if self._done(round_id, "rewards") is None:
+            self._rewards(round_id)
+        summary = self._summary(round_id)
+        self._write_metrics(summary)
+        self.bank.finish_round(round_id, summary.to_dict())
+        return summary
+
+    # ---- steps ----------------------------------------------------------------------
+
+    def _ids_by_kind(self) -> dict[str, str]:
+        return dict(self.bank.conn.execute("SELECT id, kind FROM tasks WHERE contaminated IS NULL"))
+
+    def _propose(self, round_id: int, n: int, kind: str) -> None:
+        c = self.config
+        stats = self.bank.solve_stats()
+        kinds = self._ids_by_kind()
+        stats = stats[[kinds.get(i) == kind for i in stats.index]]
+        scheduler = make_scheduler(c.scheduler, seed=c.seed + 7919 * round_id + n)
+        picked = scheduler.select(stats, c.proposer.references) if len(stats) else []
+        references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
+        proposer = Proposer(
+            self.backend,
+            self.verifier,
+            self.gate,
+            c.proposer,
+            seed=c.seed + 1000 * round_id + n,
+            progress=self.progress,
+        )
+        gen0 = self.backend.stats.seconds
+        report = proposer.propose(kind, references, round_id)
+        self._commit(
+            round_id,
+            f"propose.{kind}",
+            report.to_dict() | {"gen_seconds": self.backend.stats.seconds - gen0},
+        )
+
+    def _new_ids(self, round_id: int) -> list[str]:
+        rows = self.bank.conn.execute(
+            "SELECT id FROM tasks WHERE round_id = ? AND source = ? AND contaminated IS NULL "
+            "ORDER BY key",
+            (round_id, SOURCE),
+        )
+        return [r[0] for r in rows]
+
+    def _solve(self, round_id: int) -> None:
+        c = self.config
+        plan = self._done(round_id, "solve.plan")
+        if plan is None:
+            new = self._new_ids(round_id)
+            stats = self.bank.solve_stats()
+            stats = stats[~stats.index.isin(new)]
+            scheduler = make_scheduler(c.scheduler, seed=c.seed + 7919 * round_id + 97)
+            picked = scheduler.select(stats, c.solver.tasks) if len(stats) else []
+            plan = {"tasks": new + [i for i in picked if i not in new]}
+            self._commit(round_id, "solve.plan", plan)
+        solver = Solver(
+            self.backend,
+            self.verifier,
+            c.solver,
+            seed=c.seed + 1000 * round_id + 500,
+            progress=self.progress,
+        )
+        attempted = {
+            r[0]
+            for r in self.bank.conn.execute(
+                "SELECT DISTINCT task_id FROM attempts WHERE round_id = ? AND solver = ?",
+                (round_id, solver.name),
+            )
+        }
+        todo = [i for i in plan["tasks"] if i not in attempted]
+        tasks = [t for t in (self.bank.get(i) for i in todo) if t is not None]
+        for start in range(0, len(tasks), SOLVE_CHUNK):
+            chunk = tasks[start : start + SOLVE_CHUNK]
+            gen0 = self.backend.stats.seconds
+            report = solver.attempt(chunk, round_id=round_id, step=round_id)
+            self.bank.add_attempts(report.attempts)  # one transaction per chunk
+            self._commit(
+                round_id,
+                f"solve.chunk.{chunk[0].id}",
+                {
+                    "tokens": report.tokens,
+                    "seconds": report.seconds,
+                    "gen_seconds": self.backend.stats.seconds - gen0,
+                    "statuses": dict(report.statuses),
+                },
+            )
+        self._commit(round_id, "solve", {"solver": solver.name, "tasks": len(plan["tasks"])})
+
+    def _rewards(self, round_id: int) -> None:
+        """Pass rates of this round's attempts; the proposer's learnability reward per new task."""
+        from selfplay.solver.rewards import learnability
+
+        rows = self.bank.conn.execute(
+            "SELECT task_id, COUNT(*), SUM(passed) FROM attempts WHERE round_id = ? "
+            "GROUP BY task_id",
+            (round_id,),
+        ).fetchall()
+        form = self.config.solver.learnability
+        rates = {tid: {"attempts": a, "successes": s, "pass_rate": s / a} for tid, a, s in rows}
+        rewards = {}
+        for tid in self._new_ids(round_id):
+            if tid in rates:
+                rewards[tid] = rates[tid] | {
+                    "learnability": learnability(rates[tid]["pass_rate"], form)
+                }
+        self._commit(round_id, "rewards", {"form": form, "proposer": rewards, "solver": rates})
+
+    # ---- summary --------------------------------------------------------------------
+
+    def _summary(self, round_id: int) -> RoundSummary:
+        s = RoundSummary(round=round_id)
+        rejected: Counter = Counter()
+        gen_seconds = 0.0
+        for kind in self.config.kinds:
+            step = self._done(round_id, f"propose.{kind}") or {}
+            s.proposed += step.get("proposed", 0)
+            rejected.update(step.get("rejected", {}))
+            s.tokens += step.get("tokens", 0)
+            s.seconds += step.get("seconds", 0.0)
+            gen_seconds += step.get("gen_seconds", 0.0)
+        prefix = self._key(round_id, "solve.chunk.")
+        for (value,) in self.bank.conn.execute(
+            "SELECT value FROM meta WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
+        ):
+            chunk = json.loads(value)
+            s.tokens += chunk["tokens"]
+            s.seconds += chunk["seconds"]
+            gen_seconds += chunk["gen_seconds"]
+        s.admitted_ids = self._new_ids(round_id)
+        s.admitted = len(s.admitted_ids)
+        s.rejected = dict(rejected.most_common())
+        attempts, solved = self.bank.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(passed), 0) FROM attempts WHERE round_id = ?",
+            (round_id,),
+        ).fetchone()
+        s.attempts, s.solved = attempts, solved
+        s.solve_rate = round(solved / attempts, 4) if attempts else None
+        rewards = (self._done(round_id, "rewards") or {}).get("proposer", {})
+        if rewards:
+            values = [r["learnability"] for r in rewards.values()]
+            s.mean_learnability = round(sum(values) / len(values), 4)
+        s.tokens_per_s = round(s.tokens / gen_seconds, 2) if gen_seconds > 0 else 0.0
+        s.seconds = round(s.seconds, 2)
+        s.bank_tasks = self.bank.count()
+        return s
+
+    def _write_metrics(self, summary: RoundSummary) -> None:
+        """Append the round's JSONL line, unless a resumed run already wrote it."""
+        path = metrics_path(self.bank, self.config)
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if row.get("round") == summary.round and row.get("bank") == str(self.bank.path):
+                    return
+        row = {"bank": str(self.bank.path), "time": time.time(), **summary.to_dict()}
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
