@@ -1,0 +1,212 @@
+"""The CPU default: Hugging Face transformers, batched sampling with left padding.
+
+Prompts are sorted by length and cut into batches of at most `batch_size` sequences
+(`n` samples of a prompt share a batch through `num_return_sequences`). A sequence ends at
+the model's end-of-turn token or at a stop string, so one long answer does not make every
+other sequence of its batch run to `max_new_tokens` with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from selfplay.backends.base import (
+    Backend,
+    Completion,
+    ModelNotFound,
+    Prompt,
+    Sampling,
+    render_chat,
+    truncate_at_stop,
+)
+from selfplay.backends.models import DEFAULT_MODEL, hub_offline, local_model_dir, resolve_model
+
+DTYPES = ("auto", "bfloat16", "float16", "float32")
+
+
+class TransformersBackend(Backend):
+    """Runs a causal LM in-process with `model.generate`.
+
+    dtype "auto" picks bfloat16 on a GPU that supports it (else float16) and on a CPU that
+    computes it (on the 2-core AVX2 machine this was written on, bf16 ran about twice as
+    fast as fp32, since decoding is bound by memory bandwidth).
+    """
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        dtype: str = "auto",
+        device: str = "auto",
+        batch_size: int = 8,
+        threads: int | None = None,
+    ) -> None:
+        super().__init__(model)
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.dtype, self.device, self.batch_size, self.threads = dtype, device, batch_size, threads
+        self.source = resolve_model(model)  # a missing model fails here, before any heavy import
+        self.tokenizer: Any = None
+        self.hf_model: Any = None
+        self._eos_ids: set[int] = set()
+        # generate() on one model is not safe to call from several threads (the server's
+        # request threads); one lock keeps it correct, batching keeps it fast.
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        device = self.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        path = local_model_dir(self.source)
+        local_only = self.source.kind != "hub" or hub_offline()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(
+                path, padding_side="left", local_files_only=local_only
+            )
+            model = AutoModelForCausalLM.from_pretrained(
+                path, dtype=_pick_dtype(torch, self.dtype, device), local_files_only=local_only
+            )
+        except OSError as exc:
+            raise ModelNotFound(
+                f"could not load model {self.model!r} with transformers: {str(exc).splitlines()[0]}"
+            ) from exc
+        model.to(device).eval()
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._eos_ids = _end_tokens(tokenizer, model.generation_config)
+        # The checkpoint's sampling defaults (top_k, repetition_penalty, ...) would silently
+        # change what `Sampling` asks for; keep only the special token ids.
+        model.generation_config = GenerationConfig(
+            bos_token_id=model.generation_config.bos_token_id,
+            eos_token_id=sorted(self._eos_ids),
+            pad_token_id=tokenizer.pad_token_id,
+        )
+        self.tokenizer, self.hf_model = tokenizer, model
+
+    def _close(self) -> None:
+        self.tokenizer = self.hf_model = None
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` under this model's tokenizer (loads the model if needed)."""
+        self.load()
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def _generate(
+        self, prompts: list[Prompt], n: int, sampling: Sampling
+    ) -> list[list[Completion]]:
+        import torch
+
+        # Greedy decoding gives n equal answers: compute one and repeat it.
+        samples = 1 if sampling.greedy else n
+        ids = [
+            self.tokenizer(render_chat(self.tokenizer, p), add_special_tokens=False)["input_ids"]
+            for p in prompts
+        ]
+        # Similar lengths in one batch waste less compute on left padding.
+        order = sorted(range(len(prompts)), key=lambda i: len(ids[i]))
+        results: list[list[Completion]] = [[] for _ in prompts]
+        with self._lock:
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
+            for chunk in batched(order, max(1, self.batch_size // samples)):
+                outputs = self._run([ids[i] for i in chunk], samples, sampling)
+                for i, completions in zip(chunk, outputs, strict=True):
+                    results[i] = [
+                        Completion(c.text, c.tokens, c.finish_reason)
+                        for c in completions * (n // samples)
+                    ]
+        return results
+
+    def _run(
+        self, batch: list[list[int]], samples: int, sampling: Sampling
+    ) -> list[list[Completion]]:
+        import torch
+        from transformers import GenerationConfig
+
+        encoded = self.tokenizer.pad({"input_ids": batch}, padding=True, return_tensors="pt")
+        encoded = encoded.to(self.hf_model.device)
+        prompt_len = encoded["input_ids"].shape[1]
+        config = GenerationConfig(
+            max_new_tokens=sampling.max_new_tokens,
+            do_sample=not sampling.greedy,
+            num_return_sequences=samples,
+        )
+        if not sampling.greedy:
+            config.temperature, config.top_p, config.top_k = sampling.temperature, sampling.top_p, 0
+        stopping = [_StopOnText(self.tokenizer, sampling.stop, prompt_len)] if sampling.stop else []
+        with torch.inference_mode():
+            out = self.hf_model.generate(
+                **encoded, generation_config=config, stopping_criteria=stopping
+            )
+        generated = out[:, prompt_len:].tolist()
+        completions = [self._completion(row, sampling) for row in generated]
+        return batched(completions, samples)
+
+    def _completion(self, row: list[int], sampling: Sampling) -> Completion:
+        # A finished sequence is padded (pad is counted as an end token) to the batch length.
+        end = next((i for i, t in enumerate(row) if t in self._eos_ids), None)
+        text = self.tokenizer.decode(row if end is None else row[:end], skip_special_tokens=True)
+        text, stopped = truncate_at_stop(text, sampling.stop)
+        tokens = len(row) if end is None else end + 1
+        return Completion(text, tokens, "stop" if stopped or end is not None else "length")
+
+
+class _StopOnText:
+    """Ends each sequence whose generated text contains a stop string.
+
+    transformers' own `stop_strings` precomputes tables over the whole vocabulary on every
+    `generate` call (1 to 3 s for Qwen's 151k tokens on two cores); decoding the last few
+    tokens of a handful of sequences per step costs microseconds. Only generated tokens are
+    looked at, so a stop string in the prompt or prefill does not end the answer at once.
+    """
+
+    def __init__(self, tokenizer: Any, stop: tuple[str, ...], prompt_len: int) -> None:
+        self.tokenizer, self.stop, self.prompt_len = tokenizer, stop, prompt_len
+        # A token decodes to at least one character, except pieces of a multi-byte character.
+        self.window = max(len(s) for s in stop) + 8
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        start = max(self.prompt_len, input_ids.shape[1] - self.window)
+        tails = self.tokenizer.batch_decode(input_ids[:, start:], skip_special_tokens=True)
+        done = [any(s in tail for s in self.stop) for tail in tails]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def batched(items: list, size: int) -> list[list]:
+    """`itertools.batched` (Python 3.12) as lists."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _pick_dtype(torch: Any, dtype: str, device: str) -> Any:
+    if dtype != "auto":
+        return getattr(torch, dtype)
+    if device.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    try:  # CPUs without bf16 kernels raise here
+        probe = torch.ones(2, 2, dtype=torch.bfloat16)
+        probe @ probe
+    except RuntimeError:
+        return torch.float32
+    return torch.bfloat16
+
+
+def _end_tokens(tokenizer: Any, generation_config: Any) -> set[int]:
+    """Token ids that end a completion: the model's EOS ids, and its pad token if special."""
+    configured = generation_config.eos_token_id
+    ids = set(configured if isinstance(configured, list) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    if tokenizer.pad_token_id in tokenizer.all_special_ids:
+        ids.add(tokenizer.pad_token_id)
+    return {i for i in ids if i is not None}
