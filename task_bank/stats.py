@@ -75,7 +75,7 @@ def listing(
 ) -> list[dict[str, Any]]:
     """Tasks matching the filters, with attempts and solve rate. A solve-rate bound
     leaves out tasks never attempted (their rate is unknown)."""
-    where, args = bank._filters(kind, source, tag, include_contaminated)
+    where, args = bank.task_filter(kind, source, tag, include_contaminated)
     join = "LEFT JOIN task_stats s ON s.task_id = t.id" + (" AND s.solver = ?" if solver else "")
     join_args = [solver] if solver else []
     having = []

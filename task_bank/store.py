@@ -259,7 +259,7 @@ class Bank:
     ) -> Iterator[Task]:
         """Tasks in insertion order. Contaminated tasks are left out unless asked for,
         so exports built on this never ship benchmark look-alikes by accident."""
-        where, args = self._filters(kind, source, tag, include_contaminated)
+        where, args = self.task_filter(kind, source, tag, include_contaminated)
         sql = f"SELECT {_TASK_COLUMNS} FROM tasks {where} ORDER BY key"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -267,9 +267,10 @@ class Bank:
             yield _task_from_row(row)
 
     @staticmethod
-    def _filters(
+    def task_filter(
         kind: str | None, source: str | None, tag: str | None, include_contaminated: bool
     ) -> tuple[str, list[Any]]:
+        """A WHERE clause over the tasks table and its arguments."""
         clauses, args = [], []
         if kind:
             clauses.append("kind = ?")

@@ -124,3 +124,15 @@ def test_near_duplicates_are_found_across_batches_and_sessions(bank, verifier):
     second = Gate(bank, verifier)
     report = second.admit([parse_task(codegen_row(REWRITTEN, "sum_evens", TESTS), source="t")])
     assert report.rejected == {"near_duplicate": 1}
+
+
+def test_gate_config_names_an_unknown_or_bad_field():
+    import pytest
+    from pydantic import ValidationError
+
+    from task_bank.gate import GateConfig
+
+    with pytest.raises(ValidationError, match="near_dup_treshold"):
+        GateConfig(near_dup_treshold=0.5)
+    with pytest.raises(ValidationError, match="near_dup_threshold"):
+        GateConfig(near_dup_threshold=1.5)
