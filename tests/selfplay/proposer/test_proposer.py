@@ -1,0 +1,171 @@
+"""`Proposer.propose` with a replayed model, the real sandboxed verifier and a real bank:
+every rejection reason is counted, admitted tasks carry provenance, and the outputs in
+a task are always the verifier's, never the model's."""
+
+import pytest
+
+from selfplay.proposer import Proposer, ProposerConfig
+from task_bank.decontam import Decontaminator
+from task_bank.gate import Gate, GateConfig
+from task_bank.schema import parse_task
+
+INPUTS = "1)\nf(2)\nf(3)\nf(-4)\nf(10)\n"
+
+
+@pytest.fixture()
+def propose(gate, verifier, replay):
+    def run(gate_, verifier_, programs, kind="deduction", inputs=(INPUTS,), references=(), **cfg):
+        backend = replay(programs, inputs)
+        config = ProposerConfig(proposals_per_kind=len(programs), **cfg)
+        proposer = Proposer(backend, verifier_, gate_, config)
+        return proposer.propose(kind, list(references), round_id=None), backend
+
+    return run
+
+
+def only(report, reason):
+    assert report.admitted_ids == []
+    assert dict(report.rejected) == {reason: report.proposed}
+
+
+def test_a_valid_proposal_is_admitted_with_provenance(gate, verifier, reference, bank, propose):
+    program = "x):\n    return x * x - 3\n```"
+    inputs = ("1) == 999\nf(2)\nf(-5)\n```",)  # the model's claimed output is ignored
+    report, backend = propose(gate, verifier, [program], inputs=inputs, references=[reference])
+    assert report.proposed == 1 and len(report.admitted_ids) == 1 and not report.rejected
+    task = bank.get(report.admitted_ids[0])
+    assert task.source == "selfplay" and task.parent_ids == ["ref-double"]
+    assert task.proposer == "replay-model" and task.kind == "deduction"
+    assert task.program == "def f(x):\n    return x * x - 3\n"
+    assert task.examples[:3] == [
+        {"input": "1", "output": "-2"},
+        {"input": "2", "output": "1"},
+        {"input": "-5", "output": "22"},
+    ]
+    assert "assert f(1) == -2" in task.tests
+    # The reference is shown in the program prompt; the input prompt shows only the new program.
+    assert "return 2 * x" in backend.prompts[0].messages[-1]["content"]
+    assert "return 2 * x" not in backend.prompts[1].messages[-1]["content"]
+
+
+def test_garbage_text_is_counted_not_raised(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["\x00\x01 ))) ``` ``` 🙃", "", "```"])
+    assert report.proposed == 3 and not report.admitted_ids
+    assert sum(report.rejected.values()) == 3
+    assert set(report.rejected) <= {"unparseable", "no_code"}
+
+
+def test_program_that_raises_on_load(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return x\nraise SystemExit(3)\n"])
+    only(report, "run_error")
+
+
+def test_program_that_runs_too_long(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    while True:\n        x += 1\n"])
+    only(report, "run_timeout")
+
+
+def test_program_that_changes_between_runs(gate, verifier, propose):
+    # Passes the static check (the clock is reached through __import__) but not the two runs.
+    program = "x):\n    return x + __import__('time').perf_counter_ns() % 1000003\n"
+    report, _ = propose(gate, verifier, [program])
+    only(report, "nondeterministic")
+
+
+def test_output_that_is_not_plain_data(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return object()\n"])
+    only(report, "output_not_plain_data")
+
+
+def test_output_too_large(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return 'ab' * 5000\n"], max_output_chars=1000)
+    only(report, "output_too_large")
+
+
+def test_output_that_is_not_a_literal(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return float('nan')\n"])
+    only(report, "output_not_literal")
+
+
+def test_every_input_raises(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return x // 0\n"])
+    only(report, "inputs_raise")
+
+
+def test_inputs_that_raise_are_dropped_and_the_rest_kept(gate, verifier, bank, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",))
+    task = bank.get(report.admitted_ids[0])
+    assert [e["input"] for e in task.examples] == ["5", "2"]
+
+
+def test_too_few_literal_inputs(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",))
+    only(report, "too_few_inputs")
+
+
+def test_constant_output_is_no_induction_task(gate, verifier, propose):
+    report, _ = propose(gate, verifier, ["x):\n    return 7\n"], kind="induction")
+    only(report, "constant_output")
+
+
+def test_static_reasons_reach_the_report(gate, verifier, propose):
+    report, _ = propose(
+        gate, verifier, ["x):\n    import random\n    return random.random() + x\n"]
+    )
+    only(report, "unseeded_randomness")
+
+
+def test_a_copy_of_the_reference_is_a_duplicate(gate, verifier, reference, propose):
+    report, _ = propose(gate, verifier, ["y):\n    return 2 * y\n"], inputs=("3)\n",))
+    only(report, "duplicate")
+
+
+def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier, propose):
+    loop = "    total = 0\n    for i in range(x):\n        if i % 3 == 0:\n            total += {}\n    return total\n"
+    original = parse_task(
+        {
+            "kind": "deduction",
+            "prompt": "Predict the value that `f` returns.",
+            "program": "def f(x):\n" + loop.format("i * 2"),
+            "entry_point": "f",
+            "tests": ["assert f(4) == 6"],
+            "examples": [{"input": "7", "output": None}],
+        }
+    )
+    assert gate.admit([original]).admitted == 1
+    report, _ = propose(gate, verifier, ["x):\n" + loop.format("2 * i")], inputs=("7)\n",))
+    only(report, "near_duplicate")
+
+
+def test_two_equal_proposals_in_one_batch_admit_one(gate, verifier, propose):
+    program = "x):\n    return x ** 3 + 1\n"
+    report, _ = propose(gate, verifier, [program, program])
+    assert len(report.admitted_ids) == 1 and dict(report.rejected) == {"duplicate": 1}
+
+
+def test_benchmark_look_alikes_are_not_counted_as_admitted(bank, verifier, propose):
+    decontaminator = Decontaminator()
+    decontaminator.add("Bench/1", "", "def f(x):\n    return x * 5 - 1\n")
+    gate = Gate(bank, verifier, GateConfig(timeout_s=3.0), decontaminator=decontaminator)
+    report, _ = propose(gate, verifier, ["x):\n    return x * 5 - 1\n"])
+    only(report, "contaminated")
+    # Kept and flagged, so it stays out of every schedule and export.
+    (flagged,) = bank.tasks(source="selfplay", include_contaminated=True)
+    assert flagged.contaminated and not list(bank.tasks(source="selfplay"))
+
+
+@pytest.mark.parametrize("kind", ["codegen", "deduction", "abduction", "induction"])
+def test_each_kind_makes_a_task(gate, verifier, bank, kind, propose):
+    program = 'x):\n    """Return three times x, minus the last digit of x."""\n    return 3 * x - abs(x) % 10\n'
+    report, _ = propose(gate, verifier, [program], kind=kind)
+    assert len(report.admitted_ids) == 1, report.rejected
+    task = bank.get(report.admitted_ids[0])
+    assert task.kind == kind and len(task.examples) == 5
+    if kind == "codegen":
+        assert task.prompt.startswith("Write `f(x)`.") and "three times x" in task.prompt
+
+
+def test_rejections_are_recorded_in_the_bank(gate, verifier, bank, propose):
+    propose(gate, verifier, ["x):\n    return (x\n", "x):\n    return object()\n"])
+    counts = bank.rejection_counts()
+    assert counts.get("unparseable") == 1 and counts.get("output_not_plain_data") == 1
