@@ -1,0 +1,96 @@
+"""`Solver.attempt` with replayed answers and the real sandboxed verifier: grading per kind,
+attempts with solver rewards, pass rates and the proposer's learnability reward."""
+
+import pytest
+
+from selfplay.solver import Solver, SolverConfig, learnability
+
+PROGRAM = "def f(s):\n    return s[::-1].upper()\n"
+
+
+@pytest.fixture()
+def tasks(make_task):
+    inputs, outputs = ["'ab'", "'xyz'", "'q'", "''"], ["'BA'", "'ZYX'", "'Q'", "''"]
+    return {
+        "deduction": make_task("deduction", PROGRAM, inputs, outputs),
+        "abduction": make_task("abduction", PROGRAM, inputs, outputs),
+        "induction": make_task("induction", PROGRAM, inputs, outputs),
+        "codegen": make_task(
+            "codegen", PROGRAM, inputs, outputs, prompt="Write `f(s)`: reverse s, upper-case it."
+        ),
+    }
+
+
+# Per kind: one right answer, one wrong one, one that is no answer at all.
+REPLIES = {
+    "deduction": ["'BA'\n", "'AB'\n", "I am not sure."],
+    "abduction": ["'ab')\n", "'ba')\n", "??"],
+    "induction": [
+        "s):\n    return ''.join(reversed(s)).upper()\n",
+        "s):\n    return s[::-1]\n",
+        "s):\n    return (\n",
+    ],
+    "codegen": [
+        "def f(s):\n    return s.upper()[::-1]\n",
+        "def f(s):\n    while True:\n        pass\n",
+        "no code here",
+    ],
+}
+MARKERS = {
+    "deduction": "What value does",
+    "abduction": "Find arguments",
+    "induction": "Examples:",
+    "codegen": "reverse s, upper-case it",
+}
+
+
+@pytest.mark.parametrize("kind", list(REPLIES))
+def test_grading_per_kind(kind, tasks, verifier, answers):
+    backend = answers({MARKERS[kind]: REPLIES[kind]})
+    solver = Solver(backend, verifier, SolverConfig(samples=3))
+    report = solver.attempt([tasks[kind]], round_id=None, step=7)
+    passed = [a.passed for a in report.attempts]
+    assert passed == [True, False, False]
+    assert [a.reward for a in report.attempts] == [1.0, 0.0, 0.0]
+    assert report.attempts[2].status in ("no_answer", "error")
+    assert all(a.task_id == tasks[kind].id and a.step == 7 for a in report.attempts)
+    (result,) = report.results
+    assert result.successes == 1 and result.pass_rate == pytest.approx(1 / 3)
+    assert result.learnability == pytest.approx(1 / 3 * 2 / 3)
+
+
+def test_a_timeout_is_a_failed_attempt_not_a_crash(tasks, verifier, answers):
+    backend = answers({MARKERS["codegen"]: [REPLIES["codegen"][1]]})
+    report = Solver(backend, verifier, SolverConfig(samples=1)).attempt([tasks["codegen"]])
+    assert report.attempts[0].status == "timeout" and not report.attempts[0].passed
+
+
+def test_the_prompt_shows_only_what_the_kind_allows(tasks, verifier, answers):
+    backend = answers({m: REPLIES[k] for k, m in MARKERS.items()})
+    seen = []
+    backend._generate, inner = (lambda p, n, s: seen.extend(p) or inner(p, n, s)), backend._generate
+    Solver(backend, verifier, SolverConfig(samples=1)).attempt(list(tasks.values()))
+    text = {k: p.messages[-1]["content"] for k, p in zip(tasks, seen, strict=True)}
+    assert "f('ab')" in text["deduction"] and "'BA'" not in text["deduction"]
+    assert "'BA'" in text["abduction"]
+    assert (
+        "f('ab') == 'BA'" in text["induction"] and "'ZYX'" not in text["induction"].split("xyz")[0]
+    )
+    assert "'Q'" not in text["induction"]  # held out
+    assert PROGRAM.strip() not in text["induction"] and PROGRAM.strip() not in text["codegen"]
+
+
+def test_learnability_forms():
+    assert learnability(0.0) == learnability(1.0) == 0.0
+    assert learnability(0.5) == 0.25 and learnability(0.25, "variance") == 0.1875
+    assert learnability(0.25, "absolute_zero") == 0.75
+    assert learnability(1.0, "absolute_zero") == learnability(0.0, "absolute_zero") == 0.0
+    with pytest.raises(ValueError, match="absolute_zero"):
+        learnability(0.5, "other")
+
+
+def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier, answers):
+    backend = answers({MARKERS["deduction"]: REPLIES["deduction"]})
+    config = SolverConfig(samples=3, learnability="absolute_zero")
+    (result,) = Solver(backend, verifier, config).attempt([tasks["deduction"]]).results
+    assert result.learnability == pytest.approx(2 / 3)
