@@ -257,18 +257,20 @@ def list_(
     from pipelines.console import stdout
 
     table = Table(title=f"{len(rows)} tasks")
-    for col in ("id", "kind", "source", "tags", "attempts", "solve rate", "contaminated"):
-        justify = "right" if col in ("attempts", "solve rate") else "left"
-        table.add_column(col, justify=justify, overflow="fold")
+    for col in ("id", "kind", "attempts", "solve rate"):
+        table.add_column(col, no_wrap=True, justify="left" if col in ("id", "kind") else "right")
+    for col in ("source", "tags"):
+        table.add_column(col, overflow="fold")
+    table.add_column("contam.", no_wrap=True)
     for r in rows:
         rate = "-" if r["solve_rate"] is None else f"{r['solve_rate']:.2f}"
         table.add_row(
             escape(r["id"]),
             r["kind"],
-            escape(r["source"]),
-            escape(", ".join(r["tags"])),
             str(r["attempts"]),
             rate,
+            escape(r["source"]),
+            escape(", ".join(r["tags"])),
             "yes" if r["contaminated"] else "",
         )
     stdout.print(table)
