@@ -49,16 +49,23 @@ class Exporter(ABC):
 
     def write(self, selection: Selection, bank: Any, out: Path) -> dict[str, int]:
         out.mkdir(parents=True, exist_ok=True)
-        counts: dict[str, int] = {}
-        for split, items in sorted(selection.splits().items()):
-            rows = self.rows(items, bank)
-            if not rows:
-                continue
-            self._write_file(rows, out / f"{split}{self.suffix}")
-            counts[split] = len(rows)
-        return counts
+        splits = {
+            split: rows
+            for split, items in sorted(selection.splits().items())
+            if (rows := self.rows(items, bank))
+        }
+        schema = None
+        if self.suffix == ".parquet" and splits:
+            import pyarrow as pa
 
-    def _write_file(self, rows: list[dict[str, Any]], path: Path) -> None:
+            # One schema for all splits: a column that is null throughout one split (say,
+            # solve_rate where nothing was attempted) must not become a null-typed column.
+            schema = pa.Table.from_pylist([r for rows in splits.values() for r in rows]).schema
+        for split, rows in splits.items():
+            self._write_file(rows, out / f"{split}{self.suffix}", schema)
+        return {split: len(rows) for split, rows in splits.items()}
+
+    def _write_file(self, rows: list[dict[str, Any]], path: Path, schema: Any) -> None:
         if self.suffix == ".jsonl":
             with open(path, "w", encoding="utf-8") as f:
                 for row in rows:
@@ -67,7 +74,7 @@ class Exporter(ABC):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
 
 class VerlExporter(Exporter):

@@ -1,0 +1,83 @@
+"""Which tasks an export keeps and where they go: filters, contamination, splits, options."""
+
+from __future__ import annotations
+
+import pytest
+from bank_builder import CODEGEN, DEDUCTION, INDUCTION
+from pydantic import ValidationError
+
+from selfplay.export.select import ExportOptions, select
+from task_bank.store import Bank
+
+
+@pytest.fixture
+def bank(bank_path):
+    with Bank(bank_path, create=False) as b:
+        yield b
+
+
+def ids(selection) -> set[str]:
+    return {i.task.id for i in selection.items}
+
+
+def test_contaminated_tasks_are_left_out_by_default_and_counted(bank):
+    default = select(bank, ExportOptions())
+    assert len(default.items) == 104 and default.excluded == {"contaminated": 1}
+    assert all(i.task.source == "seeds" for i in default.items)
+    kept = select(bank, ExportOptions(include_contaminated=True))
+    assert len(kept.items) == 105 and "HumanEval/0" in ids(kept)
+
+
+def test_kind_and_source_filters(bank):
+    only = select(bank, ExportOptions(kinds=["deduction", "abduction"]))
+    assert {i.task.kind for i in only.items} == {"deduction", "abduction"}
+    assert only.excluded["kind_filtered"] == 104 - len(only.items)
+    none = select(bank, ExportOptions(sources=["humaneval"]))
+    assert none.items == [] and none.excluded == {"contaminated": 1, "source_filtered": 104}
+
+
+def test_solve_rate_filter_leaves_out_tasks_never_attempted(bank):
+    # codegen: 2 of 4 attempts passed; deduction 1 of 2; induction 0 of 1.
+    low = select(bank, ExportOptions(max_solve_rate=0.3))
+    assert ids(low) == {INDUCTION}
+    assert low.excluded == {"contaminated": 1, "solve_rate_unknown": 101, "solve_rate_filtered": 2}
+    assert ids(select(bank, ExportOptions(min_solve_rate=0.5))) == {CODEGEN, DEDUCTION}
+
+
+def test_random_split_is_reproducible_with_its_seed(bank):
+    def test_ids(seed: int) -> set[str]:
+        sel = select(bank, ExportOptions(test_fraction=0.25, seed=seed))
+        return {i.task.id for i in sel.items if i.split == "test"}
+
+    assert len(test_ids(1)) == 26
+    assert test_ids(1) == test_ids(1)
+    assert test_ids(1) != test_ids(2)
+
+
+def test_difficulty_split_by_band_uses_solve_rates_and_declared_levels(bank):
+    sel = select(bank, ExportOptions(split="difficulty"))
+    by_id = {i.task.id: i for i in sel.items}
+    assert {i.split for i in sel.items} == {"easy", "medium", "hard"}
+    assert all(i.split == i.band for i in sel.items)
+    # Induction: 0 of 1 solved -> posterior mean 1/3 -> difficulty 2/3: hard.
+    assert by_id[INDUCTION].difficulty == pytest.approx(2 / 3, abs=1e-6)
+    assert by_id[INDUCTION].split == "hard"
+    # A task never attempted with metadata.difficulty 2 -> 0.25: easy.
+    unattempted = next(
+        i for i in sel.items if i.attempts == 0 and i.task.metadata["difficulty"] == 2
+    )
+    assert (unattempted.difficulty, unattempted.split) == (0.25, "easy")
+    assert by_id[DEDUCTION].learnability == pytest.approx(2 * 2 / (4 * 5), abs=1e-6)  # Beta(2, 2)
+
+
+def test_split_none_puts_everything_in_train(bank):
+    assert {i.split for i in select(bank, ExportOptions(split="none")).items} == {"train"}
+
+
+def test_options_reject_unknown_fields_and_contradictions():
+    with pytest.raises(ValidationError, match="kind_filter"):
+        ExportOptions(kind_filter=["codegen"])
+    with pytest.raises(ValidationError, match="min_solve_rate is above"):
+        ExportOptions(min_solve_rate=0.8, max_solve_rate=0.2)
+    with pytest.raises(ValidationError, match="split"):
+        ExportOptions(split="by_length")
