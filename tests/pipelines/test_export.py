@@ -1,0 +1,153 @@
+"""`selfplay export` as a user runs it: a real subprocess on a real bank file."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "selfplay" / "export"))
+
+from bank_builder import build_bank  # noqa: E402
+
+
+def selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ, SELFPLAY_REWARD_WORKERS="2", **(env or {}))
+    for name, value in (env or {}).items():
+        if value is None:
+            full_env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "export", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=full_env,
+    )
+
+
+@pytest.fixture(scope="module")
+def bank_path(tmp_path_factory) -> Path:
+    from selfplay.verifier import Verifier
+
+    with Verifier(workers=2) as verifier:
+        return build_bank(tmp_path_factory.mktemp("bank") / "bank.db", verifier)
+
+
+def one_sentence(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("selfplay export: ") and lines[0].endswith(".")
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+@pytest.mark.slow
+def test_export_writes_data_and_card_and_reports_json(bank_path, tmp_path):
+    import datasets
+
+    out = tmp_path / "verl"
+    res = selfplay(
+        "--bank",
+        str(bank_path),
+        "--format",
+        "verl",
+        "--out",
+        str(out),
+        "--split",
+        "difficulty",
+        "--kind",
+        "codegen",
+        "--kind",
+        "induction",
+        "--json",
+    )
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["tasks"] == 62 and set(report["rows"]) == {"easy", "medium", "hard"}
+    assert report["excluded"] == {"contaminated": 1, "kind_filtered": 42}
+    files = {s: str(out / f"{s}.parquet") for s in report["rows"]}
+    data = datasets.load_dataset("parquet", data_files=files)
+    assert {r["extra_info"]["kind"] for s in data for r in data[s]} == {"codegen", "induction"}
+    assert (out / "README.md").read_text().startswith("---\n")
+
+
+@pytest.mark.slow
+def test_bad_input_gets_one_sentence_and_exit_2(bank_path, tmp_path):
+    cases = [
+        (("--bank", str(tmp_path / "absent.db"), "--format", "verl"), "there is no bank"),
+        (("--bank", str(bank_path), "--format", "parquet"), "unknown format 'parquet'"),
+        (("--bank", str(bank_path), "--format", "verl", "--split", "weekly"), "--split"),
+        (
+            ("--bank", str(bank_path), "--format", "verl", "--min-solve-rate", "2"),
+            "--min-solve-rate",
+        ),
+        (
+            ("--bank", str(bank_path), "--format", "verl", "--source", "nowhere"),
+            "no task in the bank matches",
+        ),
+    ]
+    for args, words in cases:
+        res = selfplay(*args, "--out", str(tmp_path / "out"))
+        assert res.returncode == 2, (args, res.stderr)
+        assert words in one_sentence(res.stderr)
+    assert not (tmp_path / "absent.db").exists()  # a missing bank is not created
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_push_to_hub_without_a_token_fails_in_one_sentence_and_keeps_the_export(
+    bank_path, tmp_path
+):
+    out = tmp_path / "trl"
+    res = selfplay(
+        "--bank",
+        str(bank_path),
+        "--format",
+        "trl",
+        "--out",
+        str(out),
+        "--push-to-hub",
+        "someone/tasks",
+        "--private",
+        env={"HF_TOKEN": None, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": None},
+    )
+    assert res.returncode == 2
+    assert "no Hugging Face token found" in one_sentence(res.stderr)
+    assert (out / "train.parquet").is_file() and (out / "README.md").is_file()
+
+
+@pytest.mark.slow
+def test_push_to_hub_without_network_fails_in_one_sentence_and_keeps_the_export(
+    bank_path, tmp_path
+):
+    out = tmp_path / "sft"
+    endpoint = f"http://127.0.0.1:{_closed_port()}"  # nothing listens: no network to reach
+    res = selfplay(
+        "--bank",
+        str(bank_path),
+        "--format",
+        "sft",
+        "--out",
+        str(out),
+        "--push-to-hub",
+        "someone/tasks",
+        env={
+            "HF_TOKEN": "hf_not_a_real_token",
+            "HF_HOME": str(tmp_path / "hf"),
+            "HF_ENDPOINT": endpoint,
+            "HF_HUB_OFFLINE": None,
+        },
+    )
+    assert res.returncode == 2
+    assert "could not push to the Hugging Face Hub" in one_sentence(res.stderr)
+    assert (out / "train.parquet").is_file()
