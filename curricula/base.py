@@ -84,8 +84,8 @@ def check_stats(stats: pd.DataFrame, k: int) -> int:
     missing = [c for c in REQUIRED_COLUMNS if c not in stats.columns]
     if missing:
         raise ValueError(f"stats lacks the column(s) {', '.join(missing)}.")
-    if not stats.index.is_unique:
-        raise ValueError("stats has duplicate task ids in its index.")
+    # Task ids are assumed unique (the bank's are a primary key): checking costs a hash of
+    # every id on every call, more than the whole selection on a big bank.
     if int(k) < 0:
         raise ValueError(f"k must be non-negative, got {k}.")
     return min(int(k), len(stats))
@@ -103,15 +103,17 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 def weighted_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """k distinct positions drawn with probability proportional to `weights`, without replacement.
 
-    Efraimidis-Spirakis keys (`log u / w`, top k) make this one vectorised pass; positions with
-    zero weight come last, in random order, so that k distinct ids are always returned.
+    Gumbel-top-k (`log w - log E`, E ~ Exp(1), top k; the log form of Efraimidis-Spirakis
+    keys, which does not overflow for tiny weights) makes this one vectorised pass. Positions
+    with zero weight come last, in random order, so k distinct ids are always returned.
     """
     w = np.asarray(weights, dtype=np.float32)
     positive = w > 0
     keys = np.full(w.shape[0], -np.inf, dtype=np.float32)
-    keys[positive] = -rng.standard_exponential(w.shape[0], dtype=np.float32)[positive] / w[positive]
+    e = rng.standard_exponential(w.shape[0], dtype=np.float32)
+    keys[positive] = np.log(w[positive]) - np.log(e[positive])
     chosen = top_k(keys, k)
-    short = k - int(np.count_nonzero(np.isfinite(keys[chosen])))
+    short = k - int(np.count_nonzero(positive[chosen]))
     if short > 0:  # not enough positive weights: fill uniformly from the rest
         rest = np.flatnonzero(~positive)
         chosen = np.concatenate([chosen[: k - short], rng.choice(rest, short, replace=False)])

@@ -4,7 +4,8 @@ Schedulers run on banks of a million tasks, where a Python loop over nodes per c
 slow; walking the graph once and keeping integer arrays makes every later call a few
 vectorised passes (`np.bincount` over edges). The compiled form is cached and rebuilt only
 when the graph or the task index changes (`DifficultyGraph` bumps `graph.graph["version"]` on
-every change; for other graphs the node and edge counts stand in for a version).
+every change; for other graphs the node and edge counts stand in for a version, and counting
+edges walks every node, so on big graphs of your own set and bump `graph.graph["version"]`).
 
 Edge attributes read: `weight` (default 1.0; similarity edges carry their cosine similarity)
 and `prerequisite` (default True, False for `relation == "similar"`): only prerequisite edges
@@ -13,11 +14,13 @@ order tasks; all edges lend evidence to the posterior.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from curricula.sparse import SparseSum
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -25,17 +28,36 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class EdgeArrays:
-    """Edges `src[i] -> dst[i]` as row positions in `stats`; nodes outside `stats` are dropped."""
+    """Edges `src[i] -> dst[i]` as row positions in `stats`; nodes outside `stats` are dropped.
+
+    The sums below are kept by `SparseSum`, so repeated calls with inputs that changed for a
+    few tasks only cost in proportion to those tasks' edges.
+    """
 
     src: np.ndarray
     dst: np.ndarray
     weight: np.ndarray
     prerequisite: np.ndarray
+    n: int
+    _neighbours: SparseSum | None = field(default=None, repr=False)
+    _prerequisites: SparseSum | None = field(default=None, repr=False)
+
+    def neighbour_sums(self, values: np.ndarray) -> np.ndarray:
+        """Edge-weighted sums of `values` over each task's neighbours, edges taken both ways."""
+        if self._neighbours is None:
+            both_src = np.concatenate([self.src, self.dst])
+            both_dst = np.concatenate([self.dst, self.src])
+            weight = np.concatenate([self.weight, self.weight])
+            self._neighbours = SparseSum(both_src, both_dst, weight, self.n)
+        return self._neighbours(values)
 
     def unmet_prerequisites(self, mastered: np.ndarray) -> np.ndarray:
         """For every task, how many of its prerequisite predecessors are not mastered."""
-        keep = self.prerequisite & ~mastered[self.src]
-        return np.bincount(self.dst[keep], minlength=mastered.shape[0])
+        if self._prerequisites is None:
+            keep = self.prerequisite
+            ones = np.ones(int(keep.sum()))
+            self._prerequisites = SparseSum(self.src[keep], self.dst[keep], ones, self.n)
+        return np.rint(self._prerequisites((~mastered).astype(np.float64))).astype(np.int64)
 
 
 def is_prerequisite(data: dict) -> bool:
@@ -50,7 +72,7 @@ def compile_edges(graph: nx.DiGraph, index: pd.Index) -> EdgeArrays:
     nodes = list(graph)
     if not nodes:
         empty = np.zeros(0, dtype=np.int64)
-        return EdgeArrays(empty, empty, np.zeros(0), np.zeros(0, dtype=bool))
+        return EdgeArrays(empty, empty, np.zeros(0), np.zeros(0, dtype=bool), len(index))
     lookup = dict(
         zip(nodes, index.get_indexer(pd.Index(nodes, dtype=object)).tolist(), strict=True)
     )
@@ -73,6 +95,7 @@ def compile_edges(graph: nx.DiGraph, index: pd.Index) -> EdgeArrays:
         dst=np.asarray(dst, dtype=np.int64),
         weight=np.asarray(weight, dtype=np.float64),
         prerequisite=np.asarray(prereq, dtype=bool),
+        n=len(index),
     )
 
 

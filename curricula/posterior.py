@@ -102,7 +102,8 @@ def estimate(
     alpha = successes + np.float32(prior[0])
     beta = failures + np.float32(prior[1])
     if edges is not None and edges.src.size and borrow_cap > 0:
-        bs, bf = _neighbour_counts(edges, successes, failures, len(stats))
+        sums = edges.neighbour_sums(np.stack([successes, failures], axis=1))
+        bs, bf = sums[:, 0], sums[:, 1]
         total = bs + bf
         room = np.maximum(np.float32(borrow_cap) - attempts, 0.0)  # own evidence comes first
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -110,15 +111,3 @@ def estimate(
         alpha += (bs * scale).astype(np.float32)
         beta += (bf * scale).astype(np.float32)
     return Estimates(alpha=alpha, beta=beta, staleness=stale)
-
-
-def _neighbour_counts(
-    edges: EdgeArrays, successes: np.ndarray, failures: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Edge-weighted successes and failures of each task's neighbours, edges taken both ways."""
-    src, dst, w = edges.src, edges.dst, edges.weight
-    bs = np.bincount(src, weights=w * successes[dst], minlength=n)
-    bs += np.bincount(dst, weights=w * successes[src], minlength=n)
-    bf = np.bincount(src, weights=w * failures[dst], minlength=n)
-    bf += np.bincount(dst, weights=w * failures[src], minlength=n)
-    return bs, bf

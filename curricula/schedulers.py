@@ -56,8 +56,10 @@ class _PosteriorScheduler(Scheduler):
         self.half_life = half_life
         self._edges = EdgeCache()
 
-    def estimates(self, stats: pd.DataFrame, graph: nx.DiGraph | None) -> Estimates:
-        edges = self._edges.get(graph, stats.index)
+    def estimates(
+        self, stats: pd.DataFrame, graph: nx.DiGraph | None, edges: EdgeArrays | None = None
+    ) -> Estimates:
+        edges = edges if edges is not None else self._edges.get(graph, stats.index)
         return estimate(
             stats, edges, prior=self.prior, borrow_cap=self.borrow_cap, half_life=self.half_life
         )
@@ -171,12 +173,13 @@ class Frontier(_PosteriorScheduler):
 
     def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
         k = check_stats(stats, k)
-        est = self.estimates(stats, graph)
+        edges = self._edges.get(graph, stats.index)
+        est = self.estimates(stats, graph, edges)
         score = self.sampled_learnability(est)
-        if graph is None:  # without a graph there is no frontier: plain learnability
+        if edges is None:  # without a graph there is no frontier: plain learnability
             return ids_at(stats, top_k(score, k))
         own = estimate(stats, None, prior=self.prior, half_life=self.half_life)
-        on_frontier = frontier_mask(own, self._edges.get(graph, stats.index), self.mastery)
+        on_frontier = frontier_mask(own, edges, self.mastery)
         # Frontier tasks first (score shifted above every other task), then the rest.
         n_front = k - int(round(self.explore * k))
         front = top_k(np.where(on_frontier, score, -1.0), n_front)

@@ -1,0 +1,162 @@
+"""How long `Scheduler.select` takes on a big bank, side by side with uniform.
+
+Target (issue 5): choosing a batch of 512 from a bank of 1,000,000 tasks takes <= 100 ms.
+
+    python benchmarks/scheduler_speed.py                 # 1M tasks, k=512, with a graph
+    python benchmarks/scheduler_speed.py --tasks 100000 --no-graph --json
+
+The bank's statistics are random (0 to 16 attempts per task, a third never attempted). The
+graph, when on, has one lineage edge per task and one similarity pair per task (about 3M
+directed edges in networkx), the shape a grown bank has. Graph-aware schedulers compile the
+graph into numpy arrays on the first call and reuse them while the graph is unchanged; the
+first call is reported separately. A peer for weighted selection is pandas'
+`DataFrame.sample(k, weights=...)` with learnability weights (the obvious hand-rolled way).
+Each figure is the median of `--repeats` timed calls after one warm-up call; before each call
+the previous batch's tasks get 8 more attempts and the bank hands out a fresh frame, as in a
+run (preparing that frame is not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from curricula import estimate, make_scheduler, scheduler_names
+
+
+def make_stats(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    attempts = np.where(rng.random(n) < 1 / 3, 0, rng.integers(1, 17, n))
+    successes = rng.binomial(attempts, rng.random(n))
+    last = np.where(attempts > 0, rng.integers(0, 1000, n), -1)
+    ids = pd.Index([f"task-{i:07d}" for i in range(n)], name="task_id")  # str, as the bank gives
+    return pd.DataFrame(
+        {"attempts": attempts, "successes": successes, "last_step": last}, index=ids
+    )
+
+
+def make_graph(ids: pd.Index, seed: int = 0) -> nx.DiGraph:
+    rng = np.random.default_rng(seed)
+    n = len(ids)
+    ids = ids.tolist()
+    parents = (rng.random(n) * np.arange(n)).astype(np.int64)  # a random earlier task
+    near = rng.integers(0, n, n)
+    graph = nx.DiGraph(version=0)  # as DifficultyGraph keeps it: changes bump the version
+    graph.add_nodes_from(ids)
+    graph.add_edges_from(
+        ((ids[p], ids[c]) for c, p in enumerate(parents.tolist()) if c > 0),
+        relation="lineage",
+        prerequisite=True,
+    )
+    for u, v in zip(ids, near.tolist(), strict=True):
+        if u != ids[v]:
+            graph.add_edge(u, ids[v], relation="similar", prerequisite=False, weight=0.9)
+            graph.add_edge(ids[v], u, relation="similar", prerequisite=False, weight=0.9)
+    return graph
+
+
+def next_stats(
+    stats: pd.DataFrame, chosen: list, step: int, rng: np.random.Generator
+) -> pd.DataFrame:
+    """The bank after one step: the chosen tasks got 8 more attempts. A fresh frame with a
+    fresh index, as the bank hands out each step."""
+    pos = stats.index.get_indexer(chosen)
+    attempts = stats["attempts"].to_numpy().copy()
+    successes = stats["successes"].to_numpy().copy()
+    last = stats["last_step"].to_numpy().copy()
+    attempts[pos] += 8
+    successes[pos] += rng.binomial(8, 0.5, len(pos))
+    last[pos] = step
+    index = pd.Index(stats.index.to_numpy().copy(), name="task_id")
+    columns = {"attempts": attempts, "successes": successes, "last_step": last}
+    return pd.DataFrame(columns, index=index)
+
+
+def timed(sched, stats: pd.DataFrame, k: int, graph, repeats: int) -> tuple[float, float]:
+    """(first call ms, median ms of the following `repeats` calls), each call on the bank as
+    the previous call's batch left it (preparing the frame is not timed)."""
+    rng = np.random.default_rng(1)
+    start = time.perf_counter()
+    chosen = sched.select(stats, k, graph=graph)
+    first = (time.perf_counter() - start) * 1000
+    times = []
+    for step in range(repeats):
+        stats = next_stats(stats, chosen, 1000 + step, rng)
+        start = time.perf_counter()
+        chosen = sched.select(stats, k, graph=graph)
+        times.append((time.perf_counter() - start) * 1000)
+    return first, statistics.median(times)
+
+
+class PandasSample:
+    """The peer: pandas' weighted sampling without replacement, on the same learnability."""
+
+    def select(self, stats: pd.DataFrame, k: int, graph=None) -> list:
+        weights = pd.Series(estimate(stats).learnability, index=stats.index)
+        return stats.sample(k, weights=weights, random_state=0).index.tolist()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=1_000_000)
+    parser.add_argument("--k", type=int, default=512)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--graph", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--json", action="store_true", help="One JSON object on stdout.")
+    args = parser.parse_args()
+
+    stats = make_stats(args.tasks)
+    graph = None
+    build_s = None
+    if args.graph:
+        start = time.perf_counter()
+        graph = make_graph(stats.index)
+        build_s = time.perf_counter() - start
+    rows = []
+    for name in scheduler_names():
+        sched = make_scheduler(name, seed=0)
+        for with_graph in (False, True) if graph is not None else (False,):
+            g = graph if with_graph else None
+            first, median = timed(sched, stats, args.k, g, args.repeats)
+            rows.append(
+                {"scheduler": name, "graph": with_graph, "first_ms": first, "median_ms": median}
+            )
+            sched = make_scheduler(name, seed=0)  # a fresh cache for the next variant
+    first, median = timed(PandasSample(), stats, args.k, None, args.repeats)
+    rows.append({"scheduler": "pandas sample(weights=learnability)", "graph": False,
+                 "first_ms": first, "median_ms": median})  # fmt: skip
+    base = next(r["median_ms"] for r in rows if r["scheduler"] == "uniform" and not r["graph"])
+    for r in rows:
+        r["x_uniform"] = r["median_ms"] / base
+        r["within_100ms"] = r["median_ms"] <= 100.0
+    result = {
+        "tasks": args.tasks,
+        "k": args.k,
+        "repeats": args.repeats,
+        "graph_edges": graph.number_of_edges() if graph is not None else 0,
+        "graph_build_s": build_s,
+        "rows": rows,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(
+        f"select {args.k} from {args.tasks:,} tasks; median of {args.repeats} calls"
+        + (f"; graph {result['graph_edges']:,} edges" if graph is not None else "")
+    )
+    print(f"{'scheduler':38s} {'graph':>5s} {'first ms':>9s} {'median ms':>10s} {'x uniform':>10s}")
+    for r in rows:
+        print(
+            f"{r['scheduler']:38s} {'yes' if r['graph'] else 'no':>5s} {r['first_ms']:9.1f} "
+            f"{r['median_ms']:10.1f} {r['x_uniform']:10.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

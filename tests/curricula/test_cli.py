@@ -1,0 +1,131 @@
+"""`selfplay curriculum` from the command line: simulate, show, plot and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from curricula.graph_store import load_graph
+from pipelines.cli import app
+from task_bank.store import Bank
+
+runner = CliRunner()
+SMALL = ["--tasks", "300", "--heldout", "100", "--max-rollouts", "80000", "--lr", "0.004"]
+SCHEDULERS = ["uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "frontier"]
+
+
+@pytest.mark.slow
+def test_simulate_json_reports_every_scheduler_over_seeds(tmp_path):
+    png = tmp_path / "sim.png"
+    result = runner.invoke(
+        app, ["curriculum", "simulate", "--json", "--seeds", "2", *SMALL, "--plot", str(png)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert list(data["schedulers"]) == SCHEDULERS
+    assert data["config"]["n_tasks"] == 300 and data["config"]["target"] == 0.6
+    for s in data["schedulers"].values():
+        assert len(s["runs"]) == 2
+        assert s["min"] <= s["q25"] <= s["q75"] <= s["max"] <= 80000
+        assert 0.0 <= s["useful_share"] <= 1.0
+        if s["median"] is not None:
+            assert s["ratio_to_uniform"] == pytest.approx(
+                s["median"] / data["schedulers"]["uniform"]["median"]
+            )
+    assert data["schedulers"]["uniform"]["ratio_to_uniform"] == 1.0
+    assert set(data["targets"]) == {"learnability", "frontier"}
+    for t in data["targets"].values():
+        assert t["met"] == (t["ratio"] is not None and t["ratio"] <= t["max_ratio"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data["plot"] == str(png)
+
+
+def test_simulate_is_deterministic_and_prints_a_table():
+    args = [
+        "curriculum",
+        "simulate",
+        "--seeds",
+        "1",
+        *SMALL,
+        "--schedulers",
+        "uniform,learnability",
+    ]
+    first = runner.invoke(app, [*args, "--json"])
+    second = runner.invoke(app, [*args, "--json"])
+    assert first.exit_code == 0, first.output
+    assert json.loads(first.stdout)["schedulers"] == json.loads(second.stdout)["schedulers"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0
+    assert "learnability" in table.stdout and "target learnability" in table.stdout
+
+
+def test_an_unknown_scheduler_is_one_sentence_and_exit_2():
+    result = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "curriculum", "simulate", "--schedulers", "uniform,nope"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip().splitlines() == [result.stderr.strip()]
+        and "unknown scheduler nope" in result.stderr
+    )
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_show_json_summarises_a_real_bank(bank_path):
+    result = runner.invoke(
+        app, ["curriculum", "show", "--bank", str(bank_path), "--json", "--limit", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    with Bank(bank_path, create=False) as bank:
+        assert data["tasks"] == bank.count()
+        assert data["attempted"] == int((bank.solve_stats()["attempts"] > 0).sum()) == 70
+    assert len(data["frontier"]) == min(3, data["frontier_size"])
+    lbs = [row["learnability"] for row in data["frontier"]]
+    assert lbs == sorted(lbs, reverse=True)
+    assert [r["round_id"] for r in data["rounds"]] == [1, 2]
+
+
+def test_show_prints_tables_and_does_not_write_unless_asked(bank_path, tmp_path):
+    copy = tmp_path / "bank.db"
+    copy.write_bytes(bank_path.read_bytes())
+    result = runner.invoke(app, ["curriculum", "show", "--bank", str(copy)])
+    assert result.exit_code == 0, result.output
+    assert "Frontier" in result.stdout and "Skill coverage" in result.stdout
+    assert len(load_graph(copy)) == 0
+    assert runner.invoke(app, ["curriculum", "show", "--bank", str(copy), "--save"]).exit_code == 0
+    saved = load_graph(copy).graph
+    assert len(saved) > 100 and any(d["relation"] == "lineage" for *_, d in saved.edges(data=True))
+
+
+def test_plot_writes_three_pngs_and_graphml(bank_path, tmp_path):
+    out = tmp_path / "plots"
+    result = runner.invoke(
+        app,
+        [
+            "curriculum",
+            "plot",
+            "--bank",
+            str(bank_path),
+            "--out",
+            str(out),
+            "--graphml",
+            str(out / "g.graphml"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    for name in ("graph.png", "learnability.png", "rounds.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+    assert "<graphml" in (out / "g.graphml").read_text()
+
+
+def test_show_on_a_missing_bank_is_one_sentence_and_exit_2(tmp_path):
+    result = runner.invoke(app, ["curriculum", "show", "--bank", str(tmp_path / "none.db")])
+    assert result.exit_code == 2
+    assert "there is no bank" in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "none.db").exists()
