@@ -5,11 +5,13 @@ validation, solver grading, bank imports and the RL reward functions.
 
 How a row runs
 --------------
-Each worker is one bubblewrap sandbox holding a long-lived *zygote* interpreter. Per row the
-zygote forks a *test process* that is the first process of a new PID namespace and has a new
-mount namespace with a fresh tmpfs on /tmp and /dev/shm. The test process drops every
-capability, makes itself non-dumpable, and forks a *solution process* that executes the
-program under rlimits. The tests run in the test process, which never executes the program:
+Each worker is one bubblewrap sandbox whose first process is a long-lived *zygote*
+interpreter (no bubblewrap reaper inside, so nothing in the sandbox but the zygote holds the
+host's pipes, and the zygote keeps capabilities that rows lack, so they cannot open its /proc
+entries). Per row the zygote forks a *test process* that is the first process of a new PID
+namespace, drops every capability, makes itself non-dumpable, and forks a *solution process*
+that executes the program under rlimits. The worker grades one row at a time and wipes its
+only writable places, /tmp and /dev/shm (tmpfs), after every row. The tests run in the test process, which never executes the program:
 the program's functions reach them as proxies whose calls go to the solution process and come
 back as plain data (exact built-in types) or opaque handles.
 
@@ -20,7 +22,8 @@ Threat model: what is covered
 - Filesystem: the root is read-only; only the interpreter, installed packages and system
   libraries are visible (read-only). No home directories, no host /tmp, no project or working
   directory, no environment variables from the host (HF_TOKEN and the like). /tmp and /dev/shm
-  are fresh per row and vanish with it.
+  are private to the worker and emptied after every row; a worker whose scratch cannot be
+  emptied is replaced.
 - Limits per row: wall-clock timeout enforced from outside (also for code stuck in C), address
   space (memory), file size, CPU time, processes and threads (cgroup pids where available),
   captured output size. When a verdict is returned the row's PID namespace is gone, so every

@@ -40,7 +40,7 @@ class WorkerCgroup:
     def remove(self) -> None:
         # The sandbox's last processes may still be exiting when the worker is stopped.
         for d in self.dirs:
-            for _ in range(100):
+            for _ in range(250):
                 try:
                     os.rmdir(d)
                     break
@@ -59,6 +59,25 @@ def _v2_base() -> str | None:
     except OSError:
         return None
     return None
+
+
+def sweep_stale() -> None:
+    """Remove empty worker cgroups left by selfplay processes that died without closing."""
+    for root in (os.path.join(ROOT, "pids"), os.path.join(ROOT, "memory"), _v2_base() or ""):
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "selfplay" or not parts[1].isdigit():
+                continue
+            if os.path.exists(f"/proc/{parts[1]}"):
+                continue  # its owner is alive
+            try:
+                os.rmdir(os.path.join(root, name))
+            except OSError:
+                pass  # still has processes: leave it
 
 
 def create(max_procs: int, memory_bytes: int) -> tuple[WorkerCgroup | None, str]:

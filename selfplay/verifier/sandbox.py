@@ -77,7 +77,7 @@ def sandbox_sys_path() -> list[str]:
     return paths
 
 
-def bwrap_command(python: str) -> list[str]:
+def bwrap_command(python: str, scratch_mb: int = 128) -> list[str]:
     cmd = [
         "bwrap",
         "--unshare-user",
@@ -88,6 +88,10 @@ def bwrap_command(python: str) -> list[str]:
         "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
+        # No bubblewrap reaper inside: it would hold the host's pipes in a process that rows
+        # could reach through /proc. The zygote is PID 1 and keeps its capabilities, so rows
+        # (which drop theirs) cannot open its /proc entries.
+        "--as-pid-1",
         "--cap-add",
         "ALL",
     ]
@@ -104,7 +108,9 @@ def bwrap_command(python: str) -> list[str]:
     cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
     for name in ("nsswitch.conf", "hosts"):
         cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/dev"]
+    size = str(scratch_mb * 1024 * 1024)
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
+    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     cmd += ["--remount-ro", "/"]
     cmd += ["--clearenv"]
     for k, v in SANDBOX_ENV.items():
@@ -158,6 +164,7 @@ class Worker:
     use_bwrap: bool
     preload: tuple[str, ...] = ()
     cgroup: object | None = None
+    scratch_mb: int = 128
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -168,7 +175,7 @@ class Worker:
         if self.use_bwrap:
             paths = [os.path.dirname(MOUNT_POINT), *sandbox_sys_path()]
             argv = [
-                *bwrap_command(python),
+                *bwrap_command(python, self.scratch_mb),
                 "-I",
                 "-S",
                 "-B",

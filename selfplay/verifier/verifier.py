@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import sys
 import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -19,9 +21,19 @@ _CGROUP_OVERHEAD = 512 * 1024 * 1024
 _REQUIRED = {
     "sandbox": "bubblewrap sandbox",
     "pid_namespace": "per-row PID namespace",
-    "mount_namespace": "per-row private /tmp",
+    "private_scratch": "private scratch space wiped between rows",
     "privileges_dropped": "dropped capabilities",
 }
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_verifiers() -> None:
+    # Workers die with their parent anyway; this removes their cgroups too.
+    for v in list(_LIVE):
+        v.close()
 
 
 @dataclass(slots=True)
@@ -67,6 +79,7 @@ class Verifier:
         self._start_lock = threading.Lock()
         self._closed = False
         self.isolation: dict = {}
+        _LIVE.add(self)
 
     # -- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> Verifier:
@@ -82,6 +95,7 @@ class Verifier:
                 return
             if self._closed:
                 raise RuntimeError("this Verifier is closed")
+            cgroups.sweep_stale()
             reason = probe_bwrap()
             problems = [reason] if reason else []
             cgroup_note = ""
@@ -92,7 +106,8 @@ class Verifier:
                 )
                 if group is not None:
                     self._groups.append(group)
-                self._workers.append(Worker(reason is None, self.preload, group))
+                scratch_mb = self.limits.file_mb + 16
+                self._workers.append(Worker(reason is None, self.preload, group, scratch_mb))
             # Each worker is started by the thread that serves it: bubblewrap's
             # --die-with-parent follows the thread that spawned it, not the process.
             ready = []

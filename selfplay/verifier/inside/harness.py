@@ -85,9 +85,9 @@ def _spawn(limits: dict, target, stdin_data: bytes = b"", with_socket: bool = Tr
             except OSError:
                 pass
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            sys.stdin = open(0, closefd=False)
-            sys.stdout = open(1, "w", closefd=False)
-            sys.stderr = open(2, "w", closefd=False)
+            # sys.stdin/stdout/stderr already wrap descriptors 0-2 with empty buffers (the
+            # zygote never uses them), so the dup2 calls above are enough: building new
+            # wrappers would cost more page faults than the whole program usually does.
             code = target(3)
         except BaseException:
             code = 1

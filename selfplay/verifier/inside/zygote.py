@@ -2,9 +2,10 @@
 
 Started once per worker by the host (inside bubblewrap when available). It never runs row
 code itself; per row it forks a test process that, where the kernel allows, is the first
-process of a new PID namespace (so killing it kills everything the row started, setsid or
-not) and has a new mount namespace with a fresh tmpfs for /tmp and /dev/shm (so nothing the
-row writes survives it). Requests and responses are length-prefixed JSON on stdin/stdout.
+process of a new PID namespace, so killing it kills everything the row started, setsid or
+not. The sandbox's only writable places, /tmp and /dev/shm, are private to this worker (which
+grades one row at a time) and wiped after every row, so nothing a row writes survives it.
+Requests and responses are length-prefixed JSON on stdin/stdout.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from . import harness, osutil
 
 _HEADER = struct.Struct("<I")
 MAX_VERDICT_BYTES = 1 << 20
+SCRATCH = ("/tmp", "/dev/shm")
 PRELOAD = (
     "collections",
     "itertools",
@@ -83,6 +85,8 @@ class Zygote:
                 __import__(name)
             except Exception:
                 pass
+        self.dirty = False
+        osutil.set_dumpable(False)
         self.facts = self._probe()
         self.devnull = os.open(os.devnull, os.O_RDWR)
         gc.collect()
@@ -92,35 +96,47 @@ class Zygote:
         facts = {
             "sandbox": bool(self.config.get("sandboxed")),
             "pid_namespace": False,
-            "mount_namespace": False,
+            "private_scratch": False,
             "network": True,
             "privileges_dropped": False,
         }
         if facts["sandbox"]:
             osutil.loopback_down()
             facts["network"] = osutil.network_reachable()
+            facts["private_scratch"] = self._wipe()
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
             if osutil.unshare(osutil.CLONE_NEWPID):
                 pid = os.fork()
                 if pid == 0:
-                    ok = (
-                        os.getpid() == 1
-                        and osutil.unshare(osutil.CLONE_NEWNS)
-                        and osutil.make_mounts_private()
-                        and osutil.fresh_tmpfs("/tmp", 1)
-                        and osutil.fresh_proc()
-                        and osutil.drop_privileges()
-                    )
-                    os._exit(0 if ok else 1)
+                    osutil.drop_privileges()
+                    os._exit(0 if os.getpid() == 1 and osutil.effective_caps() == 0 else 1)
                 osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
                 _, status = os.waitpid(pid, 0)
-                facts["pid_namespace"] = facts["mount_namespace"] = status == 0
-                facts["privileges_dropped"] = status == 0
+                facts["pid_namespace"] = facts["privileges_dropped"] = status == 0
         return facts
+
+    @staticmethod
+    def _wipe() -> bool:
+        """Empty the writable scratch places; False if anything could not be removed."""
+        clean = True
+        for top in SCRATCH:
+            try:
+                entries = list(os.scandir(top))
+            except OSError:
+                return False
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path)
+                    else:
+                        os.unlink(entry.path)
+                except OSError:
+                    clean = False
+        return clean
 
     def serve(self) -> None:
         write_frame(1, {"ready": True, "facts": self.facts})
-        while True:
+        while not self.dirty:
             req = read_frame(0)
             if req is None:
                 return
@@ -145,7 +161,12 @@ class Zygote:
         if timed_out:
             self._kill(pid, isolated)
         _, status = os.waitpid(pid, 0)
-        if not isolated:
+        if isolated:
+            if not self._wipe():
+                # Something the row left could not be removed: this sandbox is no longer
+                # clean, so end it; the host starts a fresh one.
+                self.dirty = True
+        else:
             self._kill(pid, isolated)  # stragglers in the row's process group
             shutil.rmtree(scratch, ignore_errors=True)
         os.close(r)
@@ -159,18 +180,14 @@ class Zygote:
                 os.dup2(self.devnull, fd)  # never the host's channel
             osutil.close_fds_from(4)
             if isolated:
-                osutil.unshare(osutil.CLONE_NEWNS)
-                osutil.make_mounts_private()
-                size = req["limits"]["file_mb"] + 8
-                osutil.fresh_tmpfs("/tmp", size)
-                osutil.fresh_tmpfs("/dev/shm", size)
-                osutil.fresh_proc()
                 os.chdir("/tmp")
                 osutil.drop_privileges()
             else:
                 os.setsid()
                 os.chdir(scratch)
             osutil.set_dumpable(False)
+            lim = req["limits"]
+            osutil.set_limits(lim["memory_mb"], lim["file_mb"], lim["max_procs"], lim["timeout_s"])
             # A solution that hangs up must surface as BrokenPipeError, not kill the harness.
             signal.signal(signal.SIGPIPE, signal.SIG_IGN)
             harness.run(req, 3)

@@ -13,7 +13,7 @@ from selfplay.verifier import IsolationUnavailable, Verifier
 def test_sandbox_reports_full_isolation_on_this_machine(verifier):
     verifier.start()
     facts = verifier.isolation
-    assert facts["sandbox"] and facts["pid_namespace"] and facts["mount_namespace"]
+    assert facts["sandbox"] and facts["pid_namespace"] and facts["private_scratch"]
     assert facts["privileges_dropped"] and facts["network"] is False
 
 

@@ -7,7 +7,11 @@ import pytest
 from selfplay.verifier import Verifier
 
 HEALTHY = {"program": "def f(x):\n    return x * 2\n", "tests": ["assert f(2) == 4"]}
-SLOW = {"program": "def f(x):\n    while True:\n        pass\n", "tests": ["f(1)"], "timeout_s": 0.3}
+SLOW = {
+    "program": "def f(x):\n    while True:\n        pass\n",
+    "tests": ["f(1)"],
+    "timeout_s": 0.3,
+}
 GREEDY = {"program": "def f(x):\n    return bytearray(4 * 1024 ** 3)\n", "tests": ["f(1)"]}
 
 
@@ -41,26 +45,35 @@ def test_mixed_batch_keeps_healthy_rows_and_leaks_nothing(tmp_path):
     fds_before = set(os.listdir("/proc/self/fd"))
     children_before = _children(os.getpid())
     tmp_before = set(os.listdir("/tmp"))
+    cgroups_before = _cgroups()  # other verifiers of this process (the shared fixture)
     with Verifier(workers=2, timeout_s=5) as v:
         verdicts = v.grade(rows)
-        assert _cgroups(), "expected per-worker cgroups on this machine"
+        assert _cgroups() - cgroups_before, "expected per-worker cgroups on this machine"
     by_id = {x.id: x for x in verdicts}
     assert [x.id for x in verdicts] == [r["id"] for r in rows]
     for r in rows:
-        expected = {SLOW["program"]: "timeout", GREEDY["program"]: "memory"}.get(r["program"], "passed")
+        expected = {SLOW["program"]: "timeout", GREEDY["program"]: "memory"}.get(
+            r["program"], "passed"
+        )
         assert by_id[r["id"]].status == expected, by_id[r["id"]]
     assert _children(os.getpid()) == children_before
     assert set(os.listdir("/proc/self/fd")) == fds_before
     assert {n for n in os.listdir("/tmp") if n.startswith("selfplay")} <= tmp_before
-    assert _cgroups() == set()
+    assert _cgroups() == cgroups_before
 
 
 def test_grade_can_be_called_from_several_threads(verifier):
     from concurrent.futures import ThreadPoolExecutor
 
     def batch(k):
-        rows = [{"id": f"{k}-{i}", "program": f"def f():\n    return {k}\n",
-                 "tests": [f"assert f() == {k}"]} for i in range(10)]
+        rows = [
+            {
+                "id": f"{k}-{i}",
+                "program": f"def f():\n    return {k}\n",
+                "tests": [f"assert f() == {k}"],
+            }
+            for i in range(10)
+        ]
         return verifier.grade(rows)
 
     with ThreadPoolExecutor(4) as pool:

@@ -150,22 +150,31 @@ def test_reading_expected_values_from_caller_frames(grade):
 
 
 def test_reading_the_test_process_memory_or_test_files(grade):
+    # The attack looks for the tests' source (which holds the expected values) in the memory,
+    # environment and open files of every process it can see, and in every file on disk.
     program = (
         "import os, glob\n"
+        "def leaks():\n"
+        "    found = []\n"
+        "    me = str(os.getpid())\n"
+        "    for pid in [p for p in os.listdir('/proc') if p.isdigit() and p != me]:\n"
+        "        for part in ('mem', 'environ', 'cmdline', 'fd/0', 'fd/3', 'fd/4'):\n"
+        "            try:\n"
+        "                with open(f'/proc/{pid}/{part}', 'rb') as f:\n"
+        "                    data = f.read(1 << 20)\n"
+        "            except OSError:\n"
+        "                continue\n"
+        "            if b'square(' in data or b'HF_' in data:\n"
+        "                found.append(f'/proc/{pid}/{part}')\n"
+        "    for path in glob.glob('/tmp/**', recursive=True) + glob.glob('/opt/**', recursive=True):\n"
+        "        if os.path.isfile(path) and 'square(' in open(path, errors='ignore').read():\n"
+        "            found.append(path)\n"
+        "    return found\n"
         "def square(x):\n"
-        "    for path in ('/proc/1/mem', '/proc/1/environ', '/proc/1/fd/3'):\n"
-        "        try:\n"
-        "            open(path, 'rb').read(1)\n"
-        "            return 'read ' + path\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "    for path in glob.glob('/tmp/**', recursive=True) + glob.glob('/opt/**/*.py', recursive=True):\n"
-        "        if os.path.isfile(path) and 'square(4)' in open(path, errors='ignore').read():\n"
-        "            return 'found tests in ' + path\n"
-        "    return 16\n"
+        "    return leaks()\n"
     )
     v = grade(program, [], calls=["square(4)"])
-    assert v.outputs == ["16"], v.outputs
+    assert v.outputs == ["[]"], (v.outputs, v.detail)
 
 
 # 6. Killing or starving the worker ----------------------------------------------------------
