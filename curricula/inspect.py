@@ -98,6 +98,21 @@ def build_graph(view: BankView, graph: DifficultyGraph | None = None) -> Difficu
     return graph
 
 
+def bank_graph(
+    bank: Bank, *, solver: str | None = None, knn: int = 5, save: bool = True
+) -> tuple[BankView, DifficultyGraph]:
+    """The bank's difficulty graph, grown to its current state: load the saved graph, add new
+    tasks, lineage, neighbours and order edges, and (with `save`) store it back in the bank.
+    This is what a run calls once per round before `Scheduler.select(..., graph=graph.graph)`."""
+    from curricula.graph_store import load_graph, save_graph
+
+    view = read_bank(bank, solver=solver, knn=knn)
+    graph = build_graph(view, load_graph(bank.conn))
+    if save:
+        save_graph(graph, bank.conn)
+    return view, graph
+
+
 def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -> dict[str, Any]:
     """Frontier tasks, learnability distribution and skill coverage, as plain data."""
     stats = view.stats

@@ -44,7 +44,7 @@ def plot_simulation(runs: list[RunResult], cfg: SimConfig, path: str | Path) -> 
         [r.rollouts_to_target or cfg.max_rollouts for r in runs if r.scheduler == name]
         for name in names
     ]
-    ax_box.boxplot(values, tick_labels=names, vert=True)
+    ax_box.boxplot(values, tick_labels=names)
     ax_box.set_ylabel(f"rollouts to reach {cfg.target} (budget {cfg.max_rollouts:,})")
     ax_box.set_title(f"Rollouts to target over {len(values[0]) if values else 0} seeds")
     ax_box.tick_params(axis="x", rotation=20)

@@ -145,13 +145,15 @@ def build_graph(world: World, cfg: SimConfig, ids: list[str]) -> DifficultyGraph
     graph = DifficultyGraph()
     graph.add_tasks({"id": tid, "kind": "codegen"} for tid in ids)
     graph.add_lineage((ids[p], ids[c]) for c, p in enumerate(world.parent.tolist()) if p >= 0)
-    unit = world.vectors / np.linalg.norm(world.vectors, axis=1, keepdims=True)
-    sims = unit @ unit.T
-    np.fill_diagonal(sims, -np.inf)
-    near = np.argpartition(-sims, cfg.knn, axis=1)[:, : cfg.knn]
-    graph.add_neighbours(
-        {ids[i]: [(ids[j], float(sims[i, j])) for j in near[i].tolist()] for i in range(len(ids))}
-    )
+    unit = (world.vectors / np.linalg.norm(world.vectors, axis=1, keepdims=True)).astype(np.float32)
+    neighbours = {}
+    for lo in range(0, len(ids), 2048):  # blocks of rows keep memory flat for big banks
+        sims = unit[lo : lo + 2048] @ unit.T
+        sims[np.arange(sims.shape[0]), np.arange(lo, lo + sims.shape[0])] = -np.inf
+        near = np.argpartition(-sims, cfg.knn, axis=1)[:, : cfg.knn]
+        for r, row in enumerate(near.tolist()):
+            neighbours[ids[lo + r]] = [(ids[j], float(sims[r, j])) for j in row]
+    graph.add_neighbours(neighbours)
     return graph
 
 

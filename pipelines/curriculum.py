@@ -118,9 +118,8 @@ def _print_summary(summary: dict) -> None:
 
 
 def _curriculum(bank: Path | None, solver: str | None, knn: int, save: bool):
-    """Open the bank, read it, grow its saved difficulty graph; returns (view, graph)."""
-    from curricula.graph_store import load_graph, save_graph
-    from curricula.inspect import build_graph, read_bank
+    """Open the bank and grow its difficulty graph; returns (view, graph)."""
+    from curricula.inspect import bank_graph
     from task_bank.store import Bank, BankError
 
     try:
@@ -128,11 +127,7 @@ def _curriculum(bank: Path | None, solver: str | None, knn: int, save: bool):
     except BankError as e:
         raise _fail(f"{e}.") from None
     with store:
-        view = read_bank(store, solver=solver, knn=knn)
-        graph = build_graph(view, load_graph(store.conn))
-        if save:
-            save_graph(graph, store.conn)
-    return view, graph
+        return bank_graph(store, solver=solver, knn=knn, save=save)
 
 
 SolverOption = Annotated[

@@ -63,6 +63,7 @@ def test_simulate_is_deterministic_and_prints_a_table():
     assert "learnability" in table.stdout and "target learnability" in table.stdout
 
 
+@pytest.mark.slow
 def test_an_unknown_scheduler_is_one_sentence_and_exit_2():
     result = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "curriculum", "simulate", "--schedulers", "uniform,nope"],
@@ -103,6 +104,7 @@ def test_show_prints_tables_and_does_not_write_unless_asked(bank_path, tmp_path)
     assert len(saved) > 100 and any(d["relation"] == "lineage" for *_, d in saved.edges(data=True))
 
 
+@pytest.mark.slow
 def test_plot_writes_three_pngs_and_graphml(bank_path, tmp_path):
     out = tmp_path / "plots"
     result = runner.invoke(
