@@ -135,19 +135,25 @@ def local_model_dir(spec: str | ModelSource | None = None) -> str:
     source = spec if isinstance(spec, ModelSource) else resolve_model(spec)
     if source.kind in ("directory", "hub"):
         return source.location
+    target = converted_dir(source)
+    if not (target / MARKER).is_file():
+        _convert(target, source)
+    return str(target)
+
+
+def converted_dir(source: ModelSource) -> Path:
+    """Where the converted copy of a GGUF source lives in the cache.
+
+    Packaged models are keyed by their checksum; a GGUF file by its path, size and mtime,
+    so an edited or replaced file is converted again.
+    """
     if source.kind == "packaged":
         packaged = PACKAGED[source.location]
-        target = cache_dir() / "models" / f"{packaged.name}-{packaged.sha256[:12]}-bf16"
-        if not (target / MARKER).is_file():
-            _convert(target, source, packaged=packaged)
-        return str(target)
+        return cache_dir() / "models" / f"{packaged.name}-{packaged.sha256[:12]}-bf16"
     gguf = Path(source.location)
     stat = gguf.stat()
     key = hashlib.sha256(f"{gguf}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()
-    target = cache_dir() / "models" / f"{gguf.stem}-{key[:12]}-bf16"
-    if not (target / MARKER).is_file():
-        _convert(target, source, gguf=gguf)
-    return str(target)
+    return cache_dir() / "models" / f"{gguf.stem}-{key[:12]}-bf16"
 
 
 def _in_hub_cache(repo_id: str) -> bool:
@@ -190,26 +196,21 @@ def _join_parts(packaged: PackagedModel, out: Path) -> None:
         )
 
 
-def _convert(
-    target: Path,
-    source: ModelSource,
-    *,
-    packaged: PackagedModel | None = None,
-    gguf: Path | None = None,
-) -> None:
+def _convert(target: Path, source: ModelSource) -> None:
     """Write a bf16 safetensors copy of a GGUF model to `target`, atomically."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+    packaged = PACKAGED[source.location] if source.kind == "packaged" else None
     target.parent.mkdir(parents=True, exist_ok=True)
     work = target.parent / f".{target.name}.tmp-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     try:
-        if packaged is not None:
+        gguf = Path(source.location)
+        if packaged is not None:  # joined and checked before the slow imports
             gguf = work / "model.gguf"
             _join_parts(packaged, gguf)
-        assert gguf is not None
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(
             gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16
@@ -222,10 +223,9 @@ def _convert(
             del model.config.quantization_config
         model.save_pretrained(work)
         tokenizer.save_pretrained(work)
-        if packaged is not None:
-            gguf.unlink()
         provenance = {"spec": source.spec, "kind": source.kind, "location": source.location}
         if packaged is not None:
+            gguf.unlink()
             provenance |= {"title": packaged.title, "sha256": packaged.sha256}
         (work / MARKER).write_text(json.dumps(provenance | {"dtype": "bfloat16"}, indent=2))
         if (target / MARKER).is_file():  # another process converted it meanwhile
