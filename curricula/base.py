@@ -111,7 +111,7 @@ def weighted_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> np
     positive = w > 0
     keys = np.full(w.shape[0], -np.inf, dtype=np.float32)
     e = rng.standard_exponential(w.shape[0], dtype=np.float32)
-    keys[positive] = np.log(w[positive]) - np.log(e[positive])
+    keys[positive] = np.log(w[positive]) - np.log(np.maximum(e[positive], np.float32(1e-30)))
     chosen = top_k(keys, k)
     short = k - int(np.count_nonzero(positive[chosen]))
     if short > 0:  # not enough positive weights: fill uniformly from the rest
