@@ -10,7 +10,7 @@ A high similarity is only a candidate: the gate then checks behaviour (each
 reference program against the other task's tests and examples), so look-alikes that
 compute different things (sum of evens, sum of odds) are both kept.
 
-For small banks the index is exact (`IndexFlatIP`); from `ivf_min` vectors on it is
+For small banks the index is exact (`IndexFlatIP`); from `ivf_min` vectors (50,000) on it is
 an inverted-file index (`IndexIVFFlat`, trained on a sample), which keeps a
 10,000-task check against a million-task bank within seconds.
 """
@@ -112,7 +112,7 @@ class Vectorizer:
 class NearDupIndex:
     """Task vectors keyed by the task's integer key (its bank rowid)."""
 
-    def __init__(self, dim: int, *, ivf_min: int = 200_000, nprobe: int = 16) -> None:
+    def __init__(self, dim: int, *, ivf_min: int = 50_000, nprobe: int = 16) -> None:
         self.dim = dim
         self.ivf_min = ivf_min
         self.nprobe = nprobe
@@ -128,11 +128,14 @@ class NearDupIndex:
         n = len(vectors)
         if n < self.ivf_min:
             return faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
-        nlist = int(min(65536, max(256, math.sqrt(n))))
+        # About 2 * sqrt(n) lists and 16 probes: each query scans under 1% of a million
+        # vectors; k-means on a 40-per-list sample with 10 iterations keeps training short.
+        nlist = int(min(65536, max(256, 2 * math.sqrt(n))))
         quantizer = faiss.IndexFlatIP(self.dim)
         index = faiss.IndexIVFFlat(quantizer, self.dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        index.cp.niter = 10
         rng = np.random.default_rng(0)
-        sample = vectors[rng.choice(n, size=min(n, 50 * nlist), replace=False)]
+        sample = vectors[rng.choice(n, size=min(n, 40 * nlist), replace=False)]
         index.train(np.ascontiguousarray(sample))
         index.nprobe = self.nprobe
         return index

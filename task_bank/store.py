@@ -111,6 +111,9 @@ class Bank:
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
+            # The unique indexes (id, exact-duplicate key) take random keys; with the
+            # default 2 MiB page cache a million-task bank inserts several times slower.
+            self.conn.execute("PRAGMA cache_size=-262144")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as e:
