@@ -21,7 +21,9 @@ def _fail(message: str) -> typer.Exit:
 
 
 def make_run_backend(config: Any) -> Any:
-    """The backend the config names, built by the backends' factory."""
+    """The backend the config names, built by the backends' factory (nothing loads yet)."""
+    from selfplay.backends import make_backend
+
     m = config.model
     options = dict(m.options)
     if m.backend == "transformers":
@@ -29,14 +31,6 @@ def make_run_backend(config: Any) -> Any:
         options.setdefault("dtype", m.dtype)
     if m.backend == "openai" and m.base_url:
         options.setdefault("base_url", m.base_url)
-    try:
-        from selfplay.backends import make_backend
-    except ImportError:  # the factory is newer than this module's first version
-        if m.backend != "transformers":
-            raise ValueError(f"backend {m.backend!r} is not available in this install") from None
-        from selfplay.backends.transformers_backend import TransformersBackend
-
-        return TransformersBackend(m.spec, **options)
     return make_backend(m.backend, m.spec, **options)
 
 

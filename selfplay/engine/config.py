@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from selfplay.proposer.proposer import ProposerConfig
 from selfplay.solver.solver import SolverConfig
-from task_bank.schema import KINDS
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
 
@@ -60,7 +59,8 @@ class RunConfig(BaseModel):
 
     rounds: int = Field(1, ge=1, description="rounds to run (a killed run resumes its rounds)")
     kinds: list[Literal["codegen", "deduction", "abduction", "induction"]] = Field(
-        default_factory=lambda: list(KINDS), description="task kinds the proposer writes"
+        default_factory=lambda: ["deduction", "abduction", "induction", "codegen"],
+        description="task kinds the proposer writes, in this order",
     )
     scheduler: str = Field(
         "uniform", description="curriculum scheduler choosing references and solver tasks"

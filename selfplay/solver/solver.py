@@ -30,14 +30,14 @@ class SolverConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tasks: int = Field(
-        4, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
+        2, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
     )
-    samples: int = Field(4, ge=1, description="attempts per task (n); the pass rate is over these")
+    samples: int = Field(3, ge=1, description="attempts per task (n); the pass rate is over these")
     temperature: float = Field(0.8, ge=0.0, description="sampling temperature")
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
-    max_new_tokens: int = Field(320, ge=8, description="token budget for a program answer")
+    max_new_tokens: int = Field(256, ge=8, description="token budget for a program answer")
     literal_max_new_tokens: int = Field(
-        64, ge=4, description="token budget for an input/output answer"
+        48, ge=4, description="token budget for an input/output answer"
     )
     learnability: Learnability = Field(
         "variance",

@@ -1,0 +1,50 @@
+"""Runs `SelfPlay` with the scripted backend, as a real process that tests kill.
+
+Usage: python run_scripted.py BANK ROUNDS [DELAY_S]. Every completion takes DELAY_S, so
+a SIGKILL lands inside a round. Proposals vary with a counter kept next to the bank, so
+a restarted process proposes new programs instead of repeating the killed one's.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+from selfplay.backends.base import Prompt
+from selfplay.backends.scripted import ScriptedBackend
+from selfplay.engine import RunConfig, SelfPlay
+from selfplay.verifier import Verifier
+from task_bank.store import Bank
+
+
+def script(counter: Path, delay: float):
+    def reply(prompt: Prompt, index: int) -> str:
+        time.sleep(delay)
+        if prompt.prefill.endswith("def f("):  # a proposal's program
+            k = int(counter.read_text()) if counter.exists() else 2
+            counter.write_text(str(k + 1))
+            return f'x):\n    """Return {k} times x plus one."""\n    return x * {k} + 1\n```'
+        if prompt.prefill.endswith("f("):  # a proposal's inputs
+            return "1)\nf(2)\nf(5)\nf(-3)\n```"
+        return "7\n```" if index % 2 else "def f(x):\n    return x\n```"  # solver answers
+
+    return reply
+
+
+def main() -> None:
+    bank_path, rounds = Path(sys.argv[1]), int(sys.argv[2])
+    delay = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+    config = RunConfig.model_validate(
+        {
+            "rounds": rounds,
+            "proposer": {"proposals_per_kind": 2},
+            "solver": {"tasks": 2, "samples": 2},
+        }
+    )
+    backend = ScriptedBackend("scripted", script=script(bank_path.with_suffix(".counter"), delay))
+    with Bank(bank_path) as bank, Verifier(workers=2, timeout_s=3.0) as verifier:
+        for summary in SelfPlay(bank, backend, verifier, config).run():
+            print(f"round {summary.round}: admitted {summary.admitted}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

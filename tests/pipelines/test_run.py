@@ -1,0 +1,242 @@
+"""`selfplay run` as a user runs it: real subprocesses, a real bank file, the real sandbox.
+
+The round loop runs with a rule-based stand-in model (run_scripted.py) for speed, and once
+with the real bundled model (slow). Killing a run at any point and starting it again
+must lose no admitted task and repeat no finished round.
+"""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from selfplay.engine import RunConfig
+from selfplay.verifier import Verifier
+from task_bank.gate import Gate, GateConfig
+from task_bank.schema import parse_task
+from task_bank.store import Bank
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "run_scripted.py"
+
+
+def selfplay(*args, timeout=300):
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def one_sentence_error(res, *needles):
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    for needle in needles:
+        assert needle in res.stderr, res.stderr
+
+
+# ---- configuration ------------------------------------------------------------------
+
+
+def test_print_config_is_the_documented_default(tmp_path):
+    res = selfplay("--print-config")
+    assert res.returncode == 0, res.stderr
+    assert "# attempts per task (n)" in res.stdout
+    assert RunConfig.model_validate(yaml.safe_load(res.stdout)) == RunConfig()
+
+
+def test_unknown_key_names_the_field_and_the_allowed_ones(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("solver:\n  sample: 3\n")
+    one_sentence_error(selfplay("--config", str(path)), "solver.sample", "samples", "learnability")
+
+
+def test_bad_value_names_the_field_and_the_allowed_values(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("solver:\n  learnability: entropy\n")
+    one_sentence_error(selfplay("--config", str(path)), "solver.learnability", "absolute_zero")
+    path.write_text("scheduler: fifo\n")
+    one_sentence_error(selfplay("--config", str(path)), "scheduler", "uniform", "frontier")
+
+
+def test_flags_override_the_file_and_are_checked_too(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("model:\n  backend: transformers\n")
+    one_sentence_error(selfplay("--config", str(path), "--backend", "tpu"), "model.backend", "vllm")
+
+
+def test_unreadable_and_malformed_config_files(tmp_path):
+    one_sentence_error(selfplay("--config", str(tmp_path / "missing.yaml")), "cannot read")
+    path = tmp_path / "c.yaml"
+    path.write_text("solver: [1, 2\n")
+    one_sentence_error(selfplay("--config", str(path)), "not valid YAML")
+    path.write_text("- 1\n- 2\n")
+    one_sentence_error(selfplay("--config", str(path)), "mapping")
+
+
+def test_a_missing_model_says_how_to_get_one(tmp_path):
+    res = selfplay("--bank", str(tmp_path / "b.db"), "--model", str(tmp_path / "nope.gguf"))
+    one_sentence_error(res, "does not exist")
+    assert not (tmp_path / "b.db").exists() or Bank(tmp_path / "b.db").count() == 0
+
+
+# ---- the round loop -----------------------------------------------------------------
+
+
+def small_bank(path: Path) -> None:
+    """Three verified tasks, so the run need not import the seeds (faster)."""
+    rows = [
+        {
+            "kind": kind,
+            "prompt": f"A {kind} task about sums.",
+            "program": f"def f(xs):\n    return sum(xs) + {i}\n",
+            "entry_point": "f",
+            "tests": [f"assert f([1, 2]) == {3 + i}"],
+            "examples": [{"input": "[1, 2]"}, {"input": "[5]"}, {"input": "[]"}],
+        }
+        for i, kind in enumerate(["deduction", "abduction", "induction", "codegen"])
+    ]
+    with Bank(path) as bank, Verifier(workers=1) as v:
+        assert Gate(bank, v, GateConfig()).admit([parse_task(r) for r in rows]).admitted == 4
+
+
+def scripted(bank: Path, rounds: int, delay: float = 0.0, **kw):
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(bank), str(rounds), str(delay)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def snapshot(bank: Path) -> dict:
+    with sqlite3.connect(bank) as c:
+        return {
+            "tasks": {r[0] for r in c.execute("SELECT id FROM tasks")},
+            "rounds": c.execute(
+                "SELECT id, finished_at IS NOT NULL FROM rounds ORDER BY id"
+            ).fetchall(),
+        }
+
+
+@pytest.mark.slow
+def test_a_round_grows_the_bank_and_writes_its_metrics(tmp_path):
+    bank = tmp_path / "b.db"
+    small_bank(bank)
+    proc = scripted(bank, 1)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    with Bank(bank) as b:
+        (r,) = b.rounds()
+        new = list(b.tasks(source="selfplay"))
+        assert r["finished_at"] and r["summary"]["admitted"] == len(new) > 0
+        assert {t.round_id for t in new} == {r["id"]}
+        assert all(t.proposer == "scripted" and t.parent_ids for t in new)
+        # Every new task and the curriculum's picks were attempted twice, with rewards.
+        attempts = b.conn.execute(
+            "SELECT task_id, COUNT(*), SUM(reward) FROM attempts GROUP BY task_id"
+        ).fetchall()
+        assert {t.id for t in new} <= {a[0] for a in attempts}
+        assert all(n == 2 for _, n, _ in attempts)
+        rewards = json.loads(b.meta(f"selfplay.round.{r['id']}.rewards"))
+        assert set(rewards["proposer"]) == {t.id for t in new}
+    (line,) = (tmp_path / "b.metrics.jsonl").read_text().splitlines()
+    metrics = json.loads(line)
+    assert metrics["round"] == 1 and metrics["admitted"] == len(new)
+    assert metrics["proposed"] == 8 and metrics["attempts"] == len(attempts) * 2
+    assert metrics["proposed"] == metrics["admitted"] + sum(metrics["rejected"].values())
+
+
+@pytest.mark.slow
+def test_an_empty_bank_gets_the_seeds_first(tmp_path):
+    proc = scripted(tmp_path / "b.db", 1)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    with Bank(tmp_path / "b.db") as b:
+        assert sum(1 for _ in b.tasks(source="seeds")) > 100
+        assert sum(1 for _ in b.tasks(source="selfplay")) > 0
+
+
+@pytest.mark.slow
+def test_the_command_with_the_scripted_backend(tmp_path):
+    """The CLI end to end: the scripted backend replays a program, its inputs, then answers."""
+    completions = tmp_path / "completions.json"
+    program = 'x):\n    """Return x squared minus x."""\n    return x * x - x\n```'
+    completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "6\n```"]))
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n"
+        "solver:\n  tasks: 0\n  samples: 1\n"
+    )
+    bank = tmp_path / "b.db"
+    small_bank(bank)
+    res = selfplay(
+        "--bank",
+        str(bank),
+        "--config",
+        str(config),
+        "--backend",
+        "scripted",
+        "--model",
+        str(completions),
+    )
+    assert res.returncode == 0, res.stderr
+    assert "self-play round 1" in res.stdout and "admitted" in res.stdout
+    with Bank(bank) as b:
+        (task,) = b.tasks(source="selfplay")
+        assert task.examples[0] == {"input": "2", "output": "2"}
+        (attempt,) = b.conn.execute("SELECT answer, passed FROM attempts").fetchall()
+    assert attempt == ("6", 0)  # f(2) is 2, so the answer 6 is graded wrong
+
+
+@pytest.mark.slow
+def test_sigkill_at_any_point_then_resume(tmp_path):
+    """Kill the run repeatedly at growing delays, then let it finish: the bank ends with
+    exactly the rounds asked for, every task seen at a kill is still there, each round has
+    one metrics line, and no task was attempted twice within a round."""
+    bank = tmp_path / "b.db"
+    small_bank(bank)
+    kept: set[str] = set()
+    kills = 0
+    for wait in (1.5, 3.0, 4.5, 6.0, 7.5, 9.0):
+        proc = scripted(bank, 2, delay=0.3)
+        time.sleep(wait)
+        if proc.poll() is not None:
+            break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        state = snapshot(bank)
+        assert kept <= state["tasks"]
+        kept = state["tasks"]
+    assert kills >= 3
+    proc = scripted(bank, 2, delay=0.3)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    state = snapshot(bank)
+    assert kept <= state["tasks"]
+    assert state["rounds"] == [(1, 1), (2, 1)]
+    lines = [json.loads(x) for x in (tmp_path / "b.metrics.jsonl").read_text().splitlines()]
+    assert sorted(m["round"] for m in lines) == [1, 2]
+    with sqlite3.connect(bank) as c:
+        per_round = c.execute(
+            "SELECT COUNT(*) FROM attempts GROUP BY task_id, round_id HAVING COUNT(*) != 2"
+        ).fetchall()
+        assert per_round == []
+        admitted = c.execute("SELECT COUNT(*) FROM tasks WHERE source = 'selfplay'").fetchone()[0]
+    with Bank(bank) as b:
+        assert sum(r["summary"]["admitted"] for r in b.rounds()) == admitted
+    # The same command again starts new rounds instead of repeating finished ones.
+    proc = scripted(bank, 1)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert snapshot(bank)["rounds"] == [(1, 1), (2, 1), (3, 1)]
