@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import bank, curriculum, export, run, verify
+from pipelines import bank, curriculum, evaluate, export, run, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -29,6 +29,7 @@ app.command(name="run")(run.run)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
 app.command(name="export")(export.export)
+app.add_typer(evaluate.app, name="eval")
 
 
 def main() -> None:

