@@ -91,7 +91,8 @@ def estimate(
     # float32 halves the memory traffic on big banks; counts stay exact up to 2**24.
     attempts = stats["attempts"].to_numpy(dtype=np.float32)
     successes = stats["successes"].to_numpy(dtype=np.float32)
-    if np.any(attempts < 0) or np.any(successes < 0) or np.any(successes > attempts):
+    # successes >= 0 and successes <= attempts imply attempts >= 0: two passes, not three.
+    if (successes < 0).any() or (successes > attempts).any():
         raise ValueError("stats must have 0 <= successes <= attempts in every row.")
     stale = staleness(stats)
     if half_life is not None and half_life > 0:

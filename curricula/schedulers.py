@@ -66,9 +66,23 @@ class _PosteriorScheduler(Scheduler):
 
     def sampled_learnability(self, est: Estimates) -> np.ndarray:
         """p(1-p) for one draw of p per task from a normal approximation of its posterior."""
-        z = self.rng.standard_normal(est.alpha.shape[0], dtype=np.float32)
-        p = np.clip(est.mean + est.uncertainty * z, np.float32(0.0), np.float32(1.0))
-        return p * (np.float32(1.0) - p)
+        one = np.float32(1.0)
+        total = est.alpha + est.beta
+        mean = est.alpha / total
+        # Posterior sd of p: sqrt(mean (1 - mean) / (total + 1)); in place, as this runs on
+        # every task of the bank on every call.
+        sd = one - mean
+        sd *= mean
+        total += one
+        sd /= total
+        np.sqrt(sd, out=sd)
+        p = self.rng.standard_normal(mean.shape[0], dtype=np.float32)
+        p *= sd
+        p += mean
+        np.clip(p, np.float32(0.0), one, out=p)
+        sd[:] = one - p  # reuse the buffer for 1 - p
+        p *= sd
+        return p
 
 
 @register_scheduler("uniform")
@@ -107,8 +121,13 @@ class DapoFilter(Scheduler):
         if self.retry_after is not None:
             stale = current_step(stats) - stats["last_step"].to_numpy() > self.retry_after
             uniform_record &= ~stale
-        # Weight 1 for kept tasks, 0 for filtered ones: filtered ones only fill a short batch.
-        return ids_at(stats, weighted_sample((~uniform_record).astype(np.float64), k, self.rng))
+        # Uniform over kept tasks; filtered ones only fill a short batch.
+        kept = np.flatnonzero(~uniform_record)
+        if kept.shape[0] >= k:
+            return ids_at(stats, self.rng.choice(kept, k, replace=False))
+        rest = np.flatnonzero(uniform_record)
+        fill = self.rng.choice(rest, k - kept.shape[0], replace=False)
+        return ids_at(stats, np.concatenate([self.rng.permutation(kept), fill]))
 
 
 @register_scheduler("learnability")
