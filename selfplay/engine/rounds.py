@@ -84,6 +84,7 @@ class SelfPlay:
         self.on_round = on_round or (lambda summary: None)
         self.on_seeds = on_seeds or (lambda report: None)
         self.gate = Gate(bank, verifier, GateConfig(timeout_s=self.config.verifier.timeout_s))
+        self._graph: Any = None
 
     # ---- bookkeeping ----------------------------------------------------------------
 
@@ -145,7 +146,20 @@ class SelfPlay:
         )
         self.on_seeds(report)
 
+    def _select(self, stats: Any, k: int, seed: int) -> list[str]:
+        """The curriculum's pick of k task ids from `stats`; graph-aware schedulers see the
+        bank's difficulty graph (lineage, similarity, difficulty order), grown once a round."""
+        if not len(stats) or k == 0:
+            return []
+        if self._graph is None and self.config.scheduler != "uniform":
+            from curricula.inspect import bank_graph
+
+            self._graph = bank_graph(self.bank)[1].graph
+        scheduler = make_scheduler(self.config.scheduler, seed=seed)
+        return scheduler.select(stats, k, graph=self._graph)
+
     def _round(self, round_id: int) -> RoundSummary:
+        self._graph = None
         for n, kind in enumerate(self.config.kinds):
             if self._done(round_id, f"propose.{kind}") is None:
                 self._propose(round_id, n, kind)
@@ -168,8 +182,7 @@ class SelfPlay:
         stats = self.bank.solve_stats()
         kinds = self._ids_by_kind()
         stats = stats[[kinds.get(i) == kind for i in stats.index]]
-        scheduler = make_scheduler(c.scheduler, seed=c.seed + 7919 * round_id + n)
-        picked = scheduler.select(stats, c.proposer.references) if len(stats) else []
+        picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
         references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         proposer = Proposer(
             self.backend,
@@ -202,8 +215,7 @@ class SelfPlay:
             new = self._new_ids(round_id)
             stats = self.bank.solve_stats()
             stats = stats[~stats.index.isin(new)]
-            scheduler = make_scheduler(c.scheduler, seed=c.seed + 7919 * round_id + 97)
-            picked = scheduler.select(stats, c.solver.tasks) if len(stats) else []
+            picked = self._select(stats, c.solver.tasks, c.seed + 7919 * round_id + 97)
             plan = {"tasks": new + [i for i in picked if i not in new]}
             self._commit(round_id, "solve.plan", plan)
         solver = Solver(
