@@ -55,12 +55,13 @@ def test_bank_items_are_graded_with_the_reward(seed_tasks, verifier):
 
 
 @pytest.mark.slow
-def test_the_bundled_model_gets_a_pass_at_1(verifier):
+def test_the_bundled_model_solves_the_first_humaneval_problem_greedily(verifier):
     from selfplay.backends import Sampling, make_backend
     from selfplay.rewards.evaluate import STOP
 
+    # One problem, greedy: on two busy CPU cores a 0.5B model makes a few tokens a second.
     with make_backend("transformers", "bundled") as backend:
         sampling = Sampling(temperature=0.0, max_new_tokens=64, stop=STOP)
-        report = evaluate_humaneval(backend, verifier, samples=1, sampling=sampling, limit=2)
-    assert set(report.pass_at_k) == {"pass@1"} and 0.0 <= report.pass_at_k["pass@1"] <= 1.0
-    assert len(report.rows) == 2 and all(r["status"] for r in report.rows)
+        report = evaluate_humaneval(backend, verifier, samples=1, sampling=sampling, limit=1)
+    assert report.pass_at_k == {"pass@1": 1.0}, report.rows
+    assert report.rows[0]["status"] == "passed"
