@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row, write_jsonl
 from typer.testing import CliRunner
 
@@ -39,6 +40,7 @@ def _selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_import_then_stats_json_show_and_list(tmp_path):
     good = write_jsonl(tmp_path / "mine.jsonl", ROWS[:3])
     bank_path = tmp_path / "b.db"
@@ -97,6 +99,7 @@ def test_import_then_stats_json_show_and_list(tmp_path):
     assert runner.invoke(app, ["bank", "stats", "--bank", str(bank_path)]).exit_code == 0
 
 
+@pytest.mark.slow
 def test_a_malformed_file_exits_2_with_one_sentence_and_leaves_the_bank_alone(tmp_path):
     bank_path = tmp_path / "b.db"
     good = write_jsonl(tmp_path / "good.jsonl", ROWS[:1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row
 
 from task_bank.dedup import NearDupIndex, Vectorizer
@@ -69,6 +70,7 @@ def test_index_search_returns_keys_above_threshold():
     assert index.search(-base[:1], threshold=0.5) == [[]]
 
 
+@pytest.mark.slow
 def test_ivf_index_finds_exact_copies_in_a_larger_bank():
     rng = np.random.default_rng(2)
     base = rng.normal(size=(20_000, 64)).astype(np.float32)
@@ -127,7 +129,6 @@ def test_near_duplicates_are_found_across_batches_and_sessions(bank, verifier):
 
 
 def test_gate_config_names_an_unknown_or_bad_field():
-    import pytest
     from pydantic import ValidationError
 
     from task_bank.gate import GateConfig

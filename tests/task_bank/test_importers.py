@@ -112,6 +112,7 @@ def test_stdio_rows_become_stdin_stdout_tests(tmp_path, gate):
     assert task.entry_point is None and task.tests[1] == {"input": "10 -3\n", "output": "7\n"}
 
 
+@pytest.mark.slow
 def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, gate):
     import datasets
     import pandas as pd
