@@ -61,11 +61,14 @@ class ChatServer:
         return self
 
     def close(self) -> None:
+        if not self._threads:
+            return
         self.httpd.shutdown()
         self.httpd.server_close()
         self._queue.put(None)
         for thread in self._threads:
             thread.join(timeout=30)
+        self._threads.clear()
 
     def __enter__(self) -> ChatServer:
         return self.start()
@@ -121,7 +124,7 @@ def parse_request(body: Any) -> tuple[Prompt, int, Sampling]:
     prefill = ""
     if body.get("continue_final_message") and messages[-1].get("role") == "assistant":
         prefill = messages.pop()["content"]
-    n = body.get("n") or 1
+    n = 1 if body.get("n") is None else body["n"]
     if not isinstance(n, int) or not 1 <= n <= 128:
         raise ValueError(f"n: must be an integer from 1 to 128, got {n!r}")
     stop = body.get("stop") or ()

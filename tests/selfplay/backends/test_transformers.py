@@ -1,0 +1,90 @@
+"""The transformers backend on real models: SmolLM2-135M for speed, the bundled Qwen end to end."""
+
+import ast
+
+import pytest
+
+from selfplay.backends import Prompt, Sampling, make_backend
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def smol():
+    # One thread: a 135M model gains little from two, and on a busy shared machine
+    # two OpenMP threads fighting other processes ran 3 to 4 times slower than one.
+    with make_backend("transformers", "smollm2-135m", batch_size=8, threads=1) as backend:
+        yield backend
+
+
+PROMPTS = [
+    Prompt.user("Hi."),
+    Prompt.user("Write a Python function that reverses a string. Reply with code only."),
+    Prompt.user("Name three colours.", system="You answer in one short line."),
+]
+
+
+def test_n_samples_per_prompt_come_back_in_prompt_order(smol):
+    greedy = Sampling(temperature=0, max_new_tokens=6)
+    forward = smol.generate(PROMPTS, n=1, sampling=greedy)
+    # The backend sorts prompts by length into batches; the answers must follow the caller's order.
+    backward = smol.generate(PROMPTS[::-1], n=1, sampling=greedy)
+    assert [r[0].text for r in forward] == [r[0].text for r in backward[::-1]]
+    assert len({r[0].text for r in forward}) == 3
+
+
+def test_sampling_returns_n_completions_and_counts_their_tokens(smol):
+    before = smol.stats.tokens
+    results = smol.generate(PROMPTS, n=2, sampling=Sampling(temperature=1.0, max_new_tokens=8))
+    assert [len(r) for r in results] == [2, 2, 2]
+    for completion in (c for r in results for c in r):
+        assert 1 <= completion.tokens <= 8
+        assert completion.finish_reason in ("stop", "length")
+    assert smol.stats.tokens - before == sum(c.tokens for r in results for c in r)
+
+
+def test_seeded_sampling_is_reproducible(smol):
+    sampling = Sampling(temperature=1.0, max_new_tokens=6, seed=1234)
+    first = smol.generate(PROMPTS[1:2], n=2, sampling=sampling)
+    second = smol.generate(PROMPTS[1:2], n=2, sampling=sampling)
+    assert [c.text for c in first[0]] == [c.text for c in second[0]]
+
+
+def test_greedy_decoding_gives_n_equal_answers(smol):
+    [answers] = smol.generate(PROMPTS[1:2], n=3, sampling=Sampling(temperature=0, max_new_tokens=8))
+    assert len(answers) == 3 and len({c.text for c in answers}) == 1
+
+
+def test_a_stop_string_ends_the_sequence_early_and_is_cut_off(smol):
+    prompt = Prompt.user(PROMPTS[1].messages[0]["content"], prefill="```python\n")
+    sampling = Sampling(temperature=0, max_new_tokens=48, stop=("\n",))
+    [[line]] = smol.generate([prompt], sampling=sampling)
+    assert line.finish_reason == "stop"
+    assert "\n" not in line.text and line.text.strip()
+    assert line.tokens < 48
+
+
+def test_max_new_tokens_ends_with_length(smol):
+    prompt = Prompt.user("Write a long essay about the history of computing.")
+    [[essay]] = smol.generate([prompt], sampling=Sampling(temperature=0, max_new_tokens=3))
+    assert (essay.tokens, essay.finish_reason) == (3, "length")
+
+
+def test_count_tokens_uses_the_model_tokenizer(smol):
+    assert smol.count_tokens("") == 0
+    assert 1 <= smol.count_tokens("def f(x): return x") < len("def f(x): return x")
+
+
+def test_bundled_model_completes_a_function_from_a_prefill():
+    """End to end on the default model: alias, cached conversion, chat template, prefill, stop."""
+    prefill = "```python\ndef add(a, b):\n    return"
+    prompt = Prompt.user("Write a Python function add(a, b) that returns a + b.", prefill=prefill)
+    with make_backend("transformers", "bundled") as qwen:
+        [[answer]] = qwen.generate(
+            [prompt], sampling=Sampling(temperature=0, max_new_tokens=16, stop=("```",))
+        )
+    assert answer.finish_reason == "stop" and answer.tokens < 16
+    assert "def add" not in answer.text  # the completion continues the prefill, never repeats it
+    [function] = ast.parse(prefill.removeprefix("```python\n") + answer.text).body
+    [returned] = [n.value for n in ast.walk(function) if isinstance(n, ast.Return)]
+    assert ast.unparse(returned) == "a + b"
