@@ -7,12 +7,13 @@ import pytest
 from selfplay.backends import BackendUnavailable, Prompt, Sampling, make_backend
 
 
-def _gpu() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return torch.cuda.is_available()
+def _missing() -> str | None:
+    """Why vllm cannot run here, or None when it can."""
+    if importlib.util.find_spec("vllm") is None:
+        return "vllm is not installed (pip install 'selfplay[vllm]')"
+    import torch
+
+    return None if torch.cuda.is_available() else "no CUDA GPU for vllm"
 
 
 def test_without_vllm_the_factory_says_how_to_install_it():
@@ -23,8 +24,7 @@ def test_without_vllm_the_factory_says_how_to_install_it():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
-@pytest.mark.skipif(not _gpu(), reason="no CUDA GPU for vllm")
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_vllm_samples_n_completions_with_stop_strings():
     backend = make_backend("vllm", "smollm2-135m", gpu_memory_utilization=0.3, max_model_len=2048)
     with backend:
