@@ -46,7 +46,7 @@ class ProposerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    proposals_per_kind: int = Field(4, ge=1, description="programs sampled per task kind per round")
+    proposals_per_kind: int = Field(3, ge=1, description="programs sampled per task kind per round")
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
     inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature of both generations")
@@ -55,7 +55,7 @@ class ProposerConfig(BaseModel):
     input_max_new_tokens: int = Field(80, ge=8, description="token budget for the inputs")
     max_program_chars: int = Field(2000, ge=100, description="longer programs are rejected")
     max_output_chars: int = Field(1000, ge=10, description="longer outputs are rejected")
-    reference_chars: int = Field(700, ge=100, description="reference programs are cut to this")
+    reference_chars: int = Field(500, ge=100, description="reference programs are cut to this")
 
 
 @dataclass(slots=True)

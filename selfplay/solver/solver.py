@@ -30,7 +30,7 @@ class SolverConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tasks: int = Field(
-        2, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
+        1, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
     )
     samples: int = Field(3, ge=1, description="attempts per task (n); the pass rate is over these")
     temperature: float = Field(0.8, ge=0.0, description="sampling temperature")
