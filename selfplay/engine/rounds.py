@@ -184,12 +184,16 @@ class SelfPlay:
         stats = stats[[kinds.get(i) == kind for i in stats.index]]
         picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
         references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
+        # A step redone after a kill samples afresh: with the killed try's seed it would
+        # propose the same tasks again, which the gate would count as duplicates.
+        tries = int(self.bank.meta(self._key(round_id, f"propose.{kind}.tries")) or 0)
+        self.bank.set_meta(self._key(round_id, f"propose.{kind}.tries"), str(tries + 1))
         proposer = Proposer(
             self.backend,
             self.verifier,
             self.gate,
             c.proposer,
-            seed=c.seed + 1000 * round_id + n,
+            seed=c.seed + 1000 * round_id + 100 * tries + n,
             progress=self.progress,
         )
         gen0 = self.backend.stats.seconds
