@@ -80,6 +80,17 @@ def _how_to_train(fmt: str, suffix: str) -> list[str]:
     return parts
 
 
+def _provenance(bank_summary: dict[str, Any]) -> str:
+    rounds = bank_summary.get("rounds", {})
+    attempts = bank_summary.get("attempts", {})
+    solvers = ", ".join(sorted(attempts.get("by_solver", {}))) or "none"
+    return (
+        f"The bank holds {rounds.get('finished', 0)} finished self-play rounds and "
+        f"{attempts.get('total', 0)} solver attempts ({attempts.get('successes', 0)} passing; "
+        f"solvers: {solvers})."
+    )
+
+
 def size_category(n: int) -> str:
     return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
 
@@ -186,7 +197,9 @@ def render(
         "from public sets); the selfplay verifier (bubblewrap sandbox, per-row namespaces, "
         "resource limits) admitted only tasks whose reference program runs, is "
         "deterministic and passes its tests; a SQLite task bank deduplicated and "
-        "decontaminated them and recorded solver attempts. Export options: "
+        "decontaminated them and recorded solver attempts. "
+        + _provenance(bank_summary)
+        + " Export options: "
         f"`{ {k: v for k, v in options.items() if v not in (None, [], False)} }`.",
         "## Reward",
         "The ground truth of each task is a JSON string (`selfplay.ground_truth/1`). "
