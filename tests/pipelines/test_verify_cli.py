@@ -11,7 +11,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "verify.jsonl"
 def selfplay(*args, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "pipelines.cli", *args],
-        input=stdin, capture_output=True, text=True, timeout=300,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -21,12 +24,24 @@ def test_bundled_examples_get_the_expected_verdicts(tmp_path):
     assert res.returncode == 0, res.stderr
     verdicts = {v["id"]: v for v in map(json.loads, out.read_text().splitlines())}
     assert {k: v["status"] for k, v in verdicts.items()} == {
-        "add": "passed", "is-palindrome": "passed", "sum-stdin": "passed",
-        "off-by-one": "failed", "always-equal-hack": "failed", "early-exit-hack": "error",
-        "infinite-loop": "timeout", "memory-bomb": "memory",
+        "add": "passed",
+        "is-palindrome": "passed",
+        "sum-stdin": "passed",
+        "off-by-one": "failed",
+        "always-equal-hack": "failed",
+        "early-exit-hack": "error",
+        "infinite-loop": "timeout",
+        "memory-bomb": "memory",
     }
-    assert set(verdicts["add"]) == {"id", "passed", "status", "tests_passed", "tests_total",
-                                    "duration_s", "detail"}
+    assert set(verdicts["add"]) == {
+        "id",
+        "passed",
+        "status",
+        "tests_passed",
+        "tests_total",
+        "duration_s",
+        "detail",
+    }
     assert "rows/s" in res.stderr and "passed" in res.stderr
 
 
@@ -61,9 +76,20 @@ def test_require_isolation_refuses_without_bubblewrap(tmp_path):
     env_path = tmp_path / "bin"
     env_path.mkdir()
     res = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "verify", str(EXAMPLES), "-o", "-",
-         "--require-isolation"],
-        capture_output=True, text=True, env={"PATH": str(env_path)}, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "verify",
+            str(EXAMPLES),
+            "-o",
+            "-",
+            "--require-isolation",
+        ],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(env_path)},
+        timeout=120,
     )
     assert res.returncode == 2
     assert "isolation unavailable" in res.stderr and "Traceback" not in res.stderr
