@@ -117,6 +117,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=512)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--graph", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--schedulers", default=",".join(scheduler_names()), help="Comma list.")
     parser.add_argument("--json", action="store_true", help="One JSON object on stdout.")
     args = parser.parse_args()
 
@@ -128,7 +129,8 @@ def main() -> None:
         graph = make_graph(stats.index)
         build_s = time.perf_counter() - start
     rows = []
-    for name in scheduler_names():
+    names = [n for n in args.schedulers.split(",") if n]
+    for name in dict.fromkeys(["uniform", *names]):
         for with_graph in (False, True) if graph is not None else (False,):
             sched = make_scheduler(name, seed=0)  # a fresh graph cache for each variant
             times = timed(sched, stats, args.k, graph if with_graph else None, args.repeats)

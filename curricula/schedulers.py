@@ -166,18 +166,7 @@ class PrioritizedReplay(_PosteriorScheduler):
         best = top_k(score, m)
         rank_weight = (1.0 / np.arange(1, m + 1)) ** (1.0 / self.temperature)
         by_rank = best[weighted_sample(rank_weight, k - n_stale, self.rng)]
-        stale = est.staleness.astype(np.float32)
-        stale[by_rank] = 0.0
-        if n_stale:
-            by_stale = weighted_sample(stale, n_stale, self.rng)
-            # weighted_sample fills with zero-weight positions when short; keep them distinct.
-            by_stale = by_stale[~np.isin(by_stale, by_rank)]
-            short = n_stale - by_stale.shape[0]
-            if short:
-                free = np.setdiff1d(np.arange(n), np.concatenate([by_rank, by_stale]))
-                by_stale = np.concatenate([by_stale, self.rng.choice(free, short, replace=False)])
-        else:
-            by_stale = np.zeros(0, dtype=np.int64)
+        by_stale = _draw_distinct(est.staleness, n_stale, by_rank, self.rng)
         return ids_at(stats, np.concatenate([by_rank, by_stale]))
 
 
@@ -219,3 +208,30 @@ def frontier_mask(own: Estimates, edges: EdgeArrays | None, mastery: float = 0.8
     if edges is None:
         return ~mastered
     return ~mastered & (edges.unmet_prerequisites(mastered) == 0)
+
+
+def _draw_distinct(
+    weights: np.ndarray, m: int, taken: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """m distinct positions not in `taken`, drawn one after another with probability
+    proportional to `weights`, repeats rejected: sampling without replacement, done as
+    draws with replacement on the cumulative weights, which for a few draws from a big bank
+    is far cheaper than keying every position."""
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    cdf = np.cumsum(weights, dtype=np.float64)
+    blocked = set(taken.tolist())
+    out: list[int] = []
+    if cdf[-1] > 0:
+        for _ in range(8):  # each round draws twice what is missing; rarely more than one
+            draws = np.searchsorted(cdf, rng.random(2 * (m - len(out)) + 8) * cdf[-1], "right")
+            for pos in np.minimum(draws, len(cdf) - 1).tolist():
+                if pos not in blocked and weights[pos] > 0:
+                    blocked.add(pos)
+                    out.append(pos)
+                    if len(out) == m:
+                        return np.asarray(out, dtype=np.int64)
+    # Too few positions with weight left: fill uniformly from the rest.
+    free = np.setdiff1d(np.arange(len(cdf)), np.fromiter(blocked, dtype=np.int64))
+    fill = rng.choice(free, min(m - len(out), len(free)), replace=False)
+    return np.concatenate([np.asarray(out, dtype=np.int64), fill])
