@@ -8,23 +8,13 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(
-    name="bank",
-    help="Import tasks into the task bank (SQLite) and inspect it.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+from pipelines.common import BankOption, failure, group
 
-BankOption = Annotated[
-    Path | None,
-    typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
-]
+app = group("bank", "Import tasks into the task bank (SQLite) and inspect it.")
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay bank: {message}", err=True)
-    return typer.Exit(2)
+    return failure("bank", message)
 
 
 def _open(path: Path | None, *, create: bool = False):
@@ -152,9 +142,9 @@ def stats(
     table = Table(title=f"{data['path']}: {data['tasks']} tasks", show_header=False)
     table.add_column("what")
     table.add_column("count", justify="right")
-    for group in ("by_kind", "by_source", "rejected"):
-        for name, n in data[group].items():
-            table.add_row(f"{group.replace('_', ' ')}: {name}", str(n))
+    for section in ("by_kind", "by_source", "rejected"):
+        for name, n in data[section].items():
+            table.add_row(f"{section.replace('_', ' ')}: {name}", str(n))
     table.add_row("contaminated (flagged)", str(data["contaminated"]))
     table.add_row("attempts", str(data["attempts"]["total"]))
     table.add_row("successes", str(data["attempts"]["successes"]))

@@ -8,23 +8,15 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(
-    name="curriculum",
-    help="Schedulers, the difficulty graph and learnability: simulate, show, plot.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+from pipelines.common import BankOption, failure, group
 
-BankOption = Annotated[
-    Path | None,
-    typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
-]
+app = group(
+    "curriculum", "Schedulers, the difficulty graph and learnability: simulate, show, plot."
+)
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay curriculum: {message}", err=True)
-    return typer.Exit(2)
+    return failure("curriculum", message)
 
 
 @app.command()

@@ -8,13 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
-    name="eval",
-    help="Measure pass@k of a model, graded by the verifier.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+from pipelines.common import failure, group
+
+app = group("eval", "Measure pass@k of a model, graded by the verifier.")
 
 ModelOption = Annotated[
     str, typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id.")
@@ -33,8 +29,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JS
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay eval: {message}", err=True)
-    return typer.Exit(2)
+    return failure("eval", message)
 
 
 def _backend(name: str, model: str) -> Any:

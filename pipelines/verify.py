@@ -12,6 +12,7 @@ from typing import Annotated, TextIO
 
 import typer
 
+from pipelines.common import failure
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
 from selfplay.verifier.records import invalid
 
@@ -35,8 +36,7 @@ def _rows(stream: TextIO) -> Iterator:
 
 
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay verify: {message}", err=True)
-    return typer.Exit(2)
+    return failure("verify", message)
 
 
 def verify(

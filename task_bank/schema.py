@@ -18,6 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from selfplay.verifier.records import InvalidRow, parse_tests
+
 KINDS = ("codegen", "deduction", "abduction", "induction")
 ROW_FIELDS = (
     "id",
@@ -118,23 +120,14 @@ def _string(obj: dict[str, Any], name: str, *, required: bool = True) -> str | N
 
 
 def _tests(value: Any) -> list[str | dict[str, str]]:
-    if not isinstance(value, list) or not value:
+    # The verifier's own parser, so the bank admits exactly what `selfplay verify` accepts.
+    if isinstance(value, list) and not value:
         raise InvalidTask("field 'tests' is missing or not a non-empty list")
-    tests: list[str | dict[str, str]] = []
-    for i, t in enumerate(value):
-        if isinstance(t, str):
-            tests.append(t)
-        elif (
-            isinstance(t, dict)
-            and isinstance(t.get("input"), str)
-            and isinstance(t.get("output"), str)
-        ):
-            tests.append({"input": t["input"], "output": t["output"]})
-        else:
-            raise InvalidTask(
-                f"test {i} must be a string of Python or an object with string 'input' and 'output'"
-            )
-    return tests
+    try:
+        tests = parse_tests(value)
+    except InvalidRow as e:
+        raise InvalidTask(str(e).replace("not a list", "not a non-empty list")) from None
+    return [t if isinstance(t, str) else {"input": t.input, "output": t.output} for t in tests]
 
 
 def _examples(value: Any) -> list[dict[str, str | None]]:

@@ -80,17 +80,8 @@ def _positive_number(value: Any, name: str, upper: float) -> float:
     return value
 
 
-def parse_row(obj: Any) -> Row:
-    """Validate one decoded JSON object; unknown fields are ignored."""
-    if not isinstance(obj, dict):
-        raise InvalidRow(f"row must be a JSON object, got {type(obj).__name__}")
-    row_id = obj.get("id")
-    if not isinstance(row_id, str):
-        raise InvalidRow("field 'id' is missing or not a string")
-    program = obj.get("program")
-    if not isinstance(program, str):
-        raise InvalidRow("field 'program' is missing or not a string")
-    raw_tests = obj.get("tests")
+def parse_tests(raw_tests: Any) -> list[str | IOTest]:
+    """Validate a `tests` field: Python snippets or stdin/stdout objects."""
     if not isinstance(raw_tests, list):
         raise InvalidRow("field 'tests' is missing or not a list")
     tests: list[str | IOTest] = []
@@ -107,6 +98,20 @@ def parse_row(obj: Any) -> Row:
             raise InvalidRow(
                 f"test {i} must be a string of Python or an object with string 'input' and 'output'"
             )
+    return tests
+
+
+def parse_row(obj: Any) -> Row:
+    """Validate one decoded JSON object; unknown fields are ignored."""
+    if not isinstance(obj, dict):
+        raise InvalidRow(f"row must be a JSON object, got {type(obj).__name__}")
+    row_id = obj.get("id")
+    if not isinstance(row_id, str):
+        raise InvalidRow("field 'id' is missing or not a string")
+    program = obj.get("program")
+    if not isinstance(program, str):
+        raise InvalidRow("field 'program' is missing or not a string")
+    tests = parse_tests(obj.get("tests"))
     calls = obj.get("calls", [])
     if not isinstance(calls, list) or not all(isinstance(c, str) for c in calls):
         raise InvalidRow("field 'calls' must be a list of strings")

@@ -173,34 +173,14 @@ class Worker:
         python = os.path.realpath(sys.executable)
         config = json.dumps({"sandboxed": self.use_bwrap, "preload": list(self.preload)})
         if self.use_bwrap:
-            paths = [os.path.dirname(MOUNT_POINT), *sandbox_sys_path()]
-            argv = [
-                *bwrap_command(python, self.scratch_mb),
-                "-I",
-                "-S",
-                "-B",
-                "-c",
-                _BOOT,
-                json.dumps(paths),
-                os.path.basename(MOUNT_POINT),
-                config,
-            ]
-            env = {}
+            prefix, env = bwrap_command(python, self.scratch_mb), {}
+            root, package = os.path.dirname(MOUNT_POINT), os.path.basename(MOUNT_POINT)
         else:
             # Degraded mode: no namespaces, the zygote runs as a plain child process.
-            paths = [str(INSIDE_DIR.parent), *sandbox_sys_path()]
-            argv = [
-                python,
-                "-I",
-                "-S",
-                "-B",
-                "-c",
-                _BOOT,
-                json.dumps(paths),
-                INSIDE_DIR.name,
-                config,
-            ]
-            env = dict(SANDBOX_ENV)
+            prefix, env = [python], dict(SANDBOX_ENV)
+            root, package = str(INSIDE_DIR.parent), INSIDE_DIR.name
+        paths = json.dumps([root, *sandbox_sys_path()])
+        argv = [*prefix, "-I", "-S", "-B", "-c", _BOOT, paths, package, config]
         if self.cgroup is not None:
             argv = self.cgroup.wrap(argv)
         self.proc = subprocess.Popen(
