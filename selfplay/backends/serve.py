@@ -54,7 +54,8 @@ class ChatServer:
 
     def start(self) -> ChatServer:
         self.backend.load()
-        for target in (self._batch_loop, self.httpd.serve_forever):
+        serve = lambda: self.httpd.serve_forever(poll_interval=0.05)  # noqa: E731 - quick close()
+        for target in (self._batch_loop, serve):
             thread = threading.Thread(target=target, daemon=True)
             thread.start()
             self._threads.append(thread)

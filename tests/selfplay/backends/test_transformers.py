@@ -11,9 +11,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def smol():
-    # One thread: a 135M model gains little from two, and on a busy shared machine
-    # two OpenMP threads fighting other processes ran 3 to 4 times slower than one.
-    with make_backend("transformers", "smollm2-135m", batch_size=8, threads=1) as backend:
+    with make_backend("transformers", "smollm2-135m", batch_size=8) as backend:
         yield backend
 
 
