@@ -35,11 +35,11 @@ class ModelConfig(BaseModel):
         "transformers", description="model backend; 'scripted' replays canned completions"
     )
     batch_size: int = Field(8, ge=1, description="sequences generated together (transformers)")
-    # float32 by default: self-play prompts are long (reference tasks, programs) and on a CPU
-    # without native bf16 the prompt pass ran 2.3x slower in bf16 than in float32 (64 tokens,
-    # same machine, same load), which outweighs bf16's faster decoding here.
+    # On a CPU without native bf16, bf16 decodes about twice as fast as float32 (weights are
+    # read once per token) but its prompt pass ran 2.3x slower here (64 tokens, same load):
+    # 'float32' may win for long prompts and short answers.
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
-        "float32", description="weights dtype (transformers); 'auto' picks bf16 where supported"
+        "auto", description="weights dtype (transformers); 'auto' picks bf16 where supported"
     )
     base_url: str | None = Field(None, description="server URL for the 'openai' backend")
     options: dict[str, Any] = Field(
