@@ -1,14 +1,14 @@
 """Generation speed of the transformers backend: bf16 beside fp32, one sequence and a batch.
 
-For each dtype, in one run: load time (from the cached safetensors copy), then tokens/s
-for one sequence and for a batch of 8 prompts (one `generate` call), sampling at
-temperature 0.7 with a fixed seed. Tokens are the generated tokens the backend counts
-(`Completion.tokens`), so a sequence that ends early is not counted as if it ran on.
-Optionally the same batch through the OpenAI backend and the loopback server, to show
-what HTTP costs. Run:
+Both dtypes are loaded side by side and measured in alternation (`--reps` rounds of: one
+sequence, then a batch of 8 prompts in one `generate` call, for each dtype), so that a busy
+machine slows both alike; the table gives the median round. Sampling at temperature 0.7
+with a fixed seed. Tokens are the generated tokens the backend counts (`Completion.tokens`),
+so a sequence that ends early is not counted as if it ran on. `--http` adds the batch sent
+through the OpenAI backend to the loopback server, to show what HTTP costs. Run:
 
-    python benchmarks/backend_speed.py                       # bundled model, 128 new tokens
-    python benchmarks/backend_speed.py --model smollm2-135m --new-tokens 64 --http
+    python benchmarks/backend_speed.py                       # bundled model, 64 new tokens
+    python benchmarks/backend_speed.py --model smollm2-135m --new-tokens 32 --http
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 
 from selfplay.backends import Prompt, Sampling, make_backend
@@ -54,46 +55,62 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="bundled")
     parser.add_argument("--dtypes", default="bfloat16,float32")
-    parser.add_argument("--new-tokens", type=int, default=128)
+    parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--http", action="store_true", help="also time the batch over HTTP")
     args = parser.parse_args()
 
-    rows = []
     batch = [prompt(TOPICS[i % len(TOPICS)]) for i in range(args.batch)]
+    backends, load_s = {}, {}
     for dtype in args.dtypes.split(","):
         backend = make_backend(
             "transformers", args.model, dtype=dtype, batch_size=args.batch, threads=args.threads
         )
         start = time.perf_counter()
         backend.load()
-        load_s = round(time.perf_counter() - start, 2)
+        load_s[dtype] = round(time.perf_counter() - start, 2)
         timed(backend, batch[:1], 4)  # warm-up: first-call allocations are not generation
-        row = {"model": args.model, "dtype": dtype, "load_s": load_s}
-        row["single"] = timed(backend, batch[:1], args.new_tokens)
-        row[f"batch_{args.batch}"] = timed(backend, batch, args.new_tokens)
-        if args.http:
-            from selfplay.backends.serve import ChatServer
+        backends[dtype] = backend
 
+    cases = {"single": 1, f"batch_{args.batch}": args.batch}
+    runs: dict[str, dict[str, list[dict]]] = {d: {c: [] for c in cases} for d in backends}
+    for rep in range(args.reps):
+        for dtype, backend in backends.items():
+            for case, size in cases.items():
+                result = timed(backend, batch[:size], args.new_tokens)
+                runs[dtype][case].append(result)
+                print(json.dumps({"rep": rep, "dtype": dtype, "case": case, **result}), flush=True)
+    if args.http:
+        from selfplay.backends.serve import ChatServer
+
+        for dtype, backend in backends.items():
             with ChatServer(backend, port=0, model_name="bench") as server:
                 client = make_backend("openai", "bench", base_url=server.url)
-                row[f"http_batch_{args.batch}"] = timed(client, batch, args.new_tokens)
-        backend.close()
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+                result = timed(client, batch, args.new_tokens)
+            runs[dtype][f"http_batch_{args.batch}"] = [result]
+            print(json.dumps({"dtype": dtype, "case": "http", **result}), flush=True)
 
-    keys = [k for k in rows[0] if isinstance(rows[0][k], dict)]
-    print(f"\nmodel {args.model}, {args.new_tokens} new tokens, {os.cpu_count()} CPUs")
+    median = {
+        d: {c: statistics.median(r["tokens_per_s"] for r in rs) for c, rs in cs.items()}
+        for d, cs in runs.items()
+    }
+    dtypes = list(backends)
+    keys = list(median[dtypes[0]])
+    print(
+        f"\nmodel {args.model}, {args.new_tokens} new tokens, median of {args.reps}, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
     print("| dtype | load (s) | " + " | ".join(f"{k} tok/s" for k in keys) + " |")
     print("|---|---|" + "---|" * len(keys))
-    for row in rows:
-        cells = " | ".join(str(row[k]["tokens_per_s"]) for k in keys)
-        print(f"| {row['dtype']} | {row['load_s']} | {cells} |")
-    if len(rows) > 1:
+    for dtype in dtypes:
+        cells = " | ".join(f"{median[dtype][k]:.2f}" for k in keys)
+        print(f"| {dtype} | {load_s[dtype]} | {cells} |")
+    if len(dtypes) > 1:
+        a, b = dtypes[:2]
         for k in keys:
-            ratio = rows[0][k]["tokens_per_s"] / max(rows[1][k]["tokens_per_s"], 1e-9)
-            print(f"{k}: {rows[0]['dtype']} / {rows[1]['dtype']} = {ratio:.2f}x")
+            print(f"{k}: {a} / {b} = {median[a][k] / max(median[b][k], 1e-9):.2f}x")
 
 
 if __name__ == "__main__":
