@@ -46,9 +46,6 @@ class ScriptedBackend(Backend):
         self.seen: list[tuple[Prompt, Sampling]] = []
         self._next = 0
 
-    def count_tokens(self, text: str) -> int:
-        return len(_WORD.findall(text))
-
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:

@@ -129,17 +129,30 @@ def parse_request(body: Any) -> tuple[Prompt, int, Sampling]:
     if not isinstance(n, int) or not 1 <= n <= 128:
         raise ValueError(f"n: must be an integer from 1 to 128, got {n!r}")
     stop = body.get("stop") or ()
-    stop = (stop,) if isinstance(stop, str) else tuple(stop)
-    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens") or 256
-    temperature = body.get("temperature")
+    stop = (stop,) if isinstance(stop, str) else stop
+    if not isinstance(stop, list | tuple):
+        raise ValueError(f"stop: must be a string or a list of strings, got {stop!r}")
+    seed = body.get("seed")
+    if seed is not None and not isinstance(seed, int):
+        raise ValueError(f"seed: must be an integer, got {seed!r}")
+    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
     sampling = Sampling(
-        temperature=1.0 if temperature is None else float(temperature),
-        top_p=float(body.get("top_p") or 1.0),
-        max_new_tokens=int(max_tokens),
-        stop=stop,
-        seed=body.get("seed"),
+        temperature=_number(body, "temperature", 1.0),
+        top_p=_number(body, "top_p", 1.0),
+        max_new_tokens=int(_number(body, "max_tokens", 256, max_tokens)),
+        stop=tuple(stop),
+        seed=seed,
     )
     return Prompt(messages=messages, prefill=prefill), n, sampling
+
+
+def _number(body: dict[str, Any], key: str, default: float, value: Any = None) -> float:
+    value = body.get(key) if value is None else value
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{key}: must be a number, got {value!r}")
+    return value
 
 
 def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:

@@ -108,11 +108,6 @@ class TransformersBackend(Backend):
     def _close(self) -> None:
         self.tokenizer = self.hf_model = None
 
-    def count_tokens(self, text: str) -> int:
-        """Tokens of `text` under this model's tokenizer (loads the model if needed)."""
-        self.load()
-        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:

@@ -60,10 +60,6 @@ class VLLMBackend(Backend):
         except (ImportError, RuntimeError):
             pass
 
-    def count_tokens(self, text: str) -> int:
-        self.load()
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
-
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:

@@ -90,6 +90,9 @@ def _post(server, body):
         ({"messages": [{"role": "user", "content": "q"}], "n": 0}, "n"),
         ({"messages": [{"role": "user", "content": "q"}], "temperature": -1}, "temperature"),
         ({"messages": [{"role": "user", "content": "q"}], "stream": True}, "stream"),
+        ({"messages": [{"role": "user", "content": "q"}], "top_p": "high"}, "top_p"),
+        ({"messages": [{"role": "user", "content": "q"}], "max_tokens": 0}, "max_new_tokens"),
+        ({"messages": [{"role": "user", "content": "q"}], "stop": 3}, "stop"),
         ({"messages": ["q"]}, "messages"),
     ],
 )

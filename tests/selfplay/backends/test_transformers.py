@@ -68,11 +68,6 @@ def test_max_new_tokens_ends_with_length(smol):
     assert (essay.tokens, essay.finish_reason) == (3, "length")
 
 
-def test_count_tokens_uses_the_model_tokenizer(smol):
-    assert smol.count_tokens("") == 0
-    assert 1 <= smol.count_tokens("def f(x): return x") < len("def f(x): return x")
-
-
 def test_bundled_model_completes_a_function_from_a_prefill():
     """End to end on the default model: alias, cached conversion, chat template, prefill, stop."""
     prefill = "```python\ndef add(a, b):\n    return"
