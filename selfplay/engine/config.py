@@ -35,9 +35,8 @@ class ModelConfig(BaseModel):
         "transformers", description="model backend; 'scripted' replays canned completions"
     )
     batch_size: int = Field(8, ge=1, description="sequences generated together (transformers)")
-    # On a CPU without native bf16, bf16 decodes about twice as fast as float32 (weights are
-    # read once per token) but its prompt pass ran 2.3x slower here (64 tokens, same load):
-    # 'float32' may win for long prompts and short answers.
+    # 'auto' leaves the choice to the backend (float32 on CPUs without native bf16, where the
+    # long prompt pass of self-play ran 2.3x slower in bf16).
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         "auto", description="weights dtype (transformers); 'auto' picks bf16 where supported"
     )
