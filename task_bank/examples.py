@@ -13,7 +13,8 @@ import ast
 CALLEE_ALIASES = ("candidate",)
 
 
-def _literal_args(call: ast.Call) -> str | None:
+def literal_args(call: ast.Call) -> str | None:
+    """The call's positional arguments as source text, if every one is a literal; else None."""
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args) or not call.args:
         return None
     parts = []
@@ -45,7 +46,7 @@ def inputs_from_tests(tests: list, entry_point: str | None, limit: int = 10) -> 
                 and isinstance(node.func, ast.Name)
                 and node.func.id in names
             ):
-                args = _literal_args(node)
+                args = literal_args(node)
                 if args is not None and len(args) <= 2000:
                     found.setdefault(args, None)
                     if len(found) >= limit:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 
+from task_bank.examples import literal_args
+
 FENCE = "```"
 _BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
@@ -67,20 +69,9 @@ def call_arguments(line: str, entry_point: str, *, max_chars: int = 2_000) -> st
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == entry_point
-        and node.args
-        and not node.keywords
     ):
         return None
-    parts = []
-    for arg in node.args:
-        if isinstance(arg, ast.Starred):
-            return None
-        try:
-            ast.literal_eval(arg)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-        parts.append(ast.unparse(arg))
-    return ", ".join(parts)
+    return literal_args(node)
 
 
 def inputs_from(prefill: str, completion: str, entry_point: str, limit: int) -> list[str]:
