@@ -38,7 +38,7 @@ class ChatServer:
         port: int = 8000,
         model_name: str | None = None,
         max_batch: int = 16,
-        gather_s: float = 0.01,
+        gather_s: float = 0.05,
     ) -> None:
         self.backend, self.model_name = backend, model_name or backend.model
         self.max_batch, self.gather_s = max_batch, gather_s

@@ -26,7 +26,7 @@ from selfplay.backends.models import DEFAULT_MODEL, hub_offline, local_model_dir
 DTYPES = ("auto", "bfloat16", "float16", "float32")
 
 # OpenMP threads that spin while waiting lose their time slices when other processes share
-# the cores: on two busy cores, passive waiting made decoding 2 to 4 times faster. OpenMP
+# the cores: on two busy cores, passive waiting made decoding 1.5 to 4 times faster. OpenMP
 # reads this when torch loads, which happens later, in `_load`; a value set by the user wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -201,7 +201,7 @@ def _idle_cores() -> int:
 
     Decoding runs hundreds of small parallel operations per token, each ending in a barrier
     that waits for every thread: a thread that shares its core with another busy process
-    stalls all of them. On two shared cores one thread decoded 2 to 5 times faster than two.
+    stalls all of them. On two shared cores one thread decoded 1.5 to 5 times faster than two.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, (cores or 1) - round(os.getloadavg()[0]))
