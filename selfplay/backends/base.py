@@ -137,6 +137,9 @@ class Backend(ABC):
     """Generates `n` completions per prompt. Use as a context manager or call `close()`."""
 
     name: ClassVar[str]
+    # A model asked for n greedy answers gives n equal ones, so they are computed once;
+    # a replay backend says False to hand out what its script says for each sample.
+    repeats_greedy: ClassVar[bool] = True
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -175,16 +178,21 @@ class Backend(ABC):
             return []
         sampling = sampling or Sampling()
         self.load()
+        samples = 1 if sampling.greedy and self.repeats_greedy else n
         start = time.perf_counter()
-        results = self._generate(prompts, n, sampling)
+        results = self._generate(prompts, samples, sampling)
         elapsed = time.perf_counter() - start
-        if len(results) != len(prompts) or any(len(r) != n for r in results):
+        if len(results) != len(prompts) or any(len(r) != samples for r in results):
             raise BackendError(f"backend {self.name} returned the wrong number of completions")
         self.stats.calls += 1
         self.stats.prompts += len(prompts)
         self.stats.completions += len(prompts) * n
-        self.stats.tokens += sum(c.tokens for r in results for c in r)
+        self.stats.tokens += sum(c.tokens for r in results for c in r)  # generated, not repeated
         self.stats.seconds += elapsed
+        if samples < n:
+            results = [
+                [Completion(c.text, c.tokens, c.finish_reason) for c in r * n] for r in results
+            ]
         return results
 
     def _load(self) -> None:  # noqa: B027 - backends without a model need no loading

@@ -5,7 +5,8 @@ function `(prompt, sample_index) -> text`. As a model spec (`--backend scripted 
 FILE`), a file holds the list: a JSON array of strings, or JSON Lines of `{"text": ...}`.
 
 Stop strings and `max_new_tokens` apply as in a real backend (a token here is a
-whitespace-separated word), so code that relies on them can be tested with it.
+whitespace-separated word), so code that relies on them can be tested with it. Unlike a
+model, it hands out a script entry per sample even when sampling is greedy.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ScriptedBackend(Backend):
     """Replays `script`; `seen` records every (prompt, sampling) it was asked for."""
 
     name = "scripted"
+    repeats_greedy = False  # the script decides every sample, greedy or not
 
     def __init__(self, model: str = "scripted", *, script: Script | None = None) -> None:
         super().__init__(model)

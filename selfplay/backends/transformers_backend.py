@@ -113,8 +113,6 @@ class TransformersBackend(Backend):
     ) -> list[list[Completion]]:
         import torch
 
-        # Greedy decoding gives n equal answers: compute one and repeat it.
-        samples = 1 if sampling.greedy else n
         ids = [
             self.tokenizer(render_chat(self.tokenizer, p), add_special_tokens=False)["input_ids"]
             for p in prompts
@@ -125,13 +123,10 @@ class TransformersBackend(Backend):
         with self._lock:
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)
-            for chunk in batched(order, max(1, self.batch_size // samples)):
-                outputs = self._run([ids[i] for i in chunk], samples, sampling)
+            for chunk in batched(order, max(1, self.batch_size // n)):
+                outputs = self._run([ids[i] for i in chunk], n, sampling)
                 for i, completions in zip(chunk, outputs, strict=True):
-                    results[i] = [
-                        Completion(c.text, c.tokens, c.finish_reason)
-                        for c in completions * (n // samples)
-                    ]
+                    results[i] = completions
         return results
 
     def _run(

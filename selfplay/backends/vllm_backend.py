@@ -65,10 +65,8 @@ class VLLMBackend(Backend):
     ) -> list[list[Completion]]:
         from vllm import SamplingParams
 
-        # Greedy decoding gives n equal answers: compute one and repeat it.
-        samples = 1 if sampling.greedy else n
         params = SamplingParams(
-            n=samples,
+            n=n,
             temperature=sampling.temperature,
             top_p=sampling.top_p,
             max_tokens=sampling.max_new_tokens,
@@ -84,9 +82,8 @@ class VLLMBackend(Backend):
             for p in prompts
         ]
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
-        results = []
-        for request in outputs:  # one RequestOutput per prompt, in input order
-            completions = [
+        return [  # one RequestOutput per prompt, in input order
+            [
                 Completion(
                     text=out.text,  # stop strings are already cut off (include_stop_str_in_output)
                     tokens=len(out.token_ids),
@@ -94,10 +91,5 @@ class VLLMBackend(Backend):
                 )
                 for out in sorted(request.outputs, key=lambda o: o.index)
             ]
-            results.append(
-                [
-                    Completion(c.text, c.tokens, c.finish_reason)
-                    for c in completions * (n // samples)
-                ]
-            )
-        return results
+            for request in outputs
+        ]

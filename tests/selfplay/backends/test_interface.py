@@ -2,7 +2,7 @@
 
 import pytest
 
-from selfplay.backends import Completion, Prompt, Sampling
+from selfplay.backends import Backend, Completion, Prompt, Sampling
 from selfplay.backends.base import render_chat, truncate_at_stop
 
 
@@ -78,3 +78,35 @@ def test_render_chat_without_a_template_joins_the_contents():
 def test_completion_is_a_plain_record():
     c = Completion("text", 3, "stop")
     assert (c.text, c.tokens, c.finish_reason) == ("text", 3, "stop")
+
+
+class _Counting(Backend):
+    """A minimal model: answer k to the k-th sample it is asked for."""
+
+    name = "counting"
+
+    def __init__(self):
+        super().__init__("counting")
+        self.asked = 0
+
+    def _generate(self, prompts, n, sampling):
+        out = []
+        for _ in prompts:
+            out.append([Completion(f"answer {self.asked + i}", 2, "stop") for i in range(n)])
+            self.asked += n
+        return out
+
+
+def test_greedy_answers_are_computed_once_and_repeated_n_times():
+    backend = _Counting()
+    [[a, b, c]] = backend.generate([Prompt.user("x")], n=3, sampling=Sampling(temperature=0))
+    assert a.text == b.text == c.text == "answer 0" and a is not b
+    assert backend.asked == 1
+    assert (backend.stats.completions, backend.stats.tokens) == (3, 2)  # tokens generated once
+
+
+def test_sampled_answers_are_n_separate_generations():
+    backend = _Counting()
+    [[a, b]] = backend.generate([Prompt.user("x")], n=2, sampling=Sampling(temperature=0.7))
+    assert (a.text, b.text) == ("answer 0", "answer 1")
+    assert backend.stats.tokens == 4

@@ -91,3 +91,9 @@ def test_a_bad_script_file_names_the_problem(tmp_path, content, message):
 def test_a_missing_script_file_is_model_not_found(tmp_path):
     with pytest.raises(ModelNotFound, match="file of completions"):
         make_backend("scripted", str(tmp_path / "absent.jsonl"))
+
+
+def test_every_sample_follows_the_script_even_when_greedy():
+    backend = ScriptedBackend(script=["first", "second"])
+    [[a, b]] = backend.generate([Prompt.user("x")], n=2, sampling=Sampling(temperature=0))
+    assert (a.text, b.text) == ("first", "second")
