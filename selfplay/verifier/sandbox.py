@@ -14,7 +14,6 @@ import struct
 import subprocess
 import sys
 import sysconfig
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,12 +43,6 @@ SANDBOX_ENV = {
 
 class IsolationUnavailable(RuntimeError):
     """Raised with `require_isolation=True` when the sandbox cannot be set up."""
-
-
-@dataclass(slots=True)
-class SandboxConfig:
-    preload: tuple[str, ...] = ()
-    use_bwrap: bool = True
 
 
 def _python_roots() -> list[str]:
@@ -151,12 +144,6 @@ def probe_bwrap() -> str | None:
     return None
 
 
-@dataclass(slots=True)
-class Response:
-    verdict: dict
-    restarted: bool = False
-
-
 @dataclass
 class Worker:
     """One zygote process; not thread-safe (each pool thread owns one)."""
@@ -167,7 +154,6 @@ class Worker:
     scratch_mb: int = 128
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
         python = os.path.realpath(sys.executable)
@@ -235,13 +221,12 @@ class Worker:
                 header_done = True
         return json.loads(buf[_HEADER.size :])
 
-    def grade(self, request: dict) -> Response:
-        """Send one row; a dead or wedged zygote is replaced and the row reported as an error."""
-        restarted = False
+    def grade(self, request: dict) -> dict:
+        """Send one row, return the zygote's raw verdict; a dead or wedged zygote is replaced
+        and the row reported as an error."""
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.start()
-            restarted = True
         data = json.dumps(request).encode()
         try:
             self.proc.stdin.write(_HEADER.pack(len(data)) + data)
@@ -252,13 +237,10 @@ class Worker:
             reply = None
         if reply is None:
             self.stop()
-            return Response(
-                {
-                    "status": "error",
-                    "tests_passed": 0,
-                    "duration_s": 0.0,
-                    "detail": "the sandbox worker died; it was restarted",
-                },
-                True,
-            )
-        return Response(reply, restarted)
+            return {
+                "status": "error",
+                "tests_passed": 0,
+                "duration_s": 0.0,
+                "detail": "the sandbox worker died; it was restarted",
+            }
+        return reply

@@ -241,7 +241,7 @@ class Verifier:
                 if want != memory_now and worker.cgroup is not None:
                     cgroups.set_memory(worker.cgroup, 2 * want * 1024 * 1024 + _CGROUP_OVERHEAD)
                     memory_now = want
-                verdict = _to_verdict(row, worker.grade(request).verdict)
+                verdict = _to_verdict(row, worker.grade(request))
             except Exception as e:  # never leave a caller waiting on a lost row
                 verdict = Verdict(
                     row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
