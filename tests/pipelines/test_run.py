@@ -65,6 +65,8 @@ def test_bad_value_names_the_field_and_the_allowed_values(tmp_path):
     one_sentence_error(selfplay("--config", str(path)), "solver.learnability", "absolute_zero")
     path.write_text("scheduler: fifo\n")
     one_sentence_error(selfplay("--config", str(path)), "scheduler", "uniform", "frontier")
+    path.write_text("model:\n  quantize: int4\n")
+    one_sentence_error(selfplay("--config", str(path)), "model.quantize", "'none'", "'fp16'")
 
 
 def test_flags_override_the_file_and_are_checked_too(tmp_path):

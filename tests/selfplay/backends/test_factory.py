@@ -51,3 +51,10 @@ def test_importing_the_package_and_the_light_backends_does_not_import_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_quantize_takes_auto_none_or_fp16_and_fp16_needs_float32():
+    with pytest.raises(BackendError, match=r"quantize must be one of \('auto', 'none', 'fp16'\)"):
+        make_backend("transformers", "bundled", quantize="int8")
+    with pytest.raises(BackendError, match="quantize 'fp16' needs dtype float32"):
+        make_backend("transformers", "bundled", quantize="fp16", dtype="bfloat16")

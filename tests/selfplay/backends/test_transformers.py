@@ -48,6 +48,15 @@ def test_seeded_sampling_is_reproducible(smol):
     assert [c.text for c in first[0]] == [c.text for c in second[0]]
 
 
+def test_samples_continue_one_shared_prompt_pass_exactly(smol):
+    """n samples share one forward pass of their prompt (and its left padding): at a
+    temperature near zero they must say exactly what greedy decoding, which runs the
+    prompt on its own, says."""
+    greedy = smol.generate(PROMPTS, n=1, sampling=Sampling(temperature=0, max_new_tokens=10))
+    cold = smol.generate(PROMPTS, n=2, sampling=Sampling(temperature=1e-4, max_new_tokens=10))
+    assert [[c.text for c in r] for r in cold] == [[r[0].text] * 2 for r in greedy]
+
+
 def test_greedy_decoding_gives_n_equal_answers(smol):
     [answers] = smol.generate(PROMPTS[1:2], n=3, sampling=Sampling(temperature=0, max_new_tokens=8))
     assert len(answers) == 3 and len({c.text for c in answers}) == 1
@@ -81,3 +90,24 @@ def test_bundled_model_completes_a_function_from_a_prefill():
     [function] = ast.parse(prefill.removeprefix("```python\n") + answer.text).body
     [returned] = [n.value for n in ast.walk(function) if isinstance(n, ast.Return)]
     assert ast.unparse(returned) == "a + b"
+
+
+def _linear_types(backend) -> set[str]:
+    """Where the model's linear layers come from: torch.nn (float) or torch.ao (int8)."""
+    return {
+        type(m).__module__.split(".")[1]
+        for m in backend.hf_model.modules()
+        if type(m).__name__ == "Linear"
+    }
+
+
+def test_on_a_cpu_auto_packs_fp16_linear_layers_that_say_what_float32_says(smol):
+    """Packed fp16 weights make the CPU default fast; they must not change the answers."""
+    assert smol.quantized and _linear_types(smol) == {"ao"}
+    greedy = Sampling(temperature=0, max_new_tokens=12)
+    with make_backend("transformers", "smollm2-135m", quantize="none") as full:
+        assert not full.quantized and _linear_types(full) == {"nn"}
+        exact = full.generate(PROMPTS, sampling=greedy)
+    assert [r[0].text for r in smol.generate(PROMPTS, sampling=greedy)] == [
+        r[0].text for r in exact
+    ]
