@@ -1,13 +1,16 @@
-"""Generation speed of the transformers backend: bf16 beside fp32, one sequence and a batch.
+"""Generation speed of the transformers backend: weight formats side by side, one sequence
+and a batch.
 
-Both dtypes are loaded side by side and measured in alternation (`--reps` rounds of: one
-sequence, then a batch of 8 prompts in one `generate` call, for each dtype), so that a busy
-machine slows both alike; the table gives the median round. Sampling at temperature 0.7
+The variants (`--variants`, default the CPU default `packed-fp16` beside plain `float32`;
+`bfloat16` too) are loaded side by side and measured in alternation (`--reps` rounds of:
+one sequence, then a batch of 8 prompts in one `generate` call, for each variant), so that
+a busy machine slows all alike; the table gives the median round. Sampling at temperature 0.7
 with a fixed seed. Tokens are the generated tokens the backend counts (`Completion.tokens`),
 so a sequence that ends early is not counted as if it ran on. `--http` adds the batch sent
 through the OpenAI backend to the loopback server, to show what HTTP costs. Run:
 
     python benchmarks/backend_speed.py                       # bundled model, 64 new tokens
+    python benchmarks/backend_speed.py --variants packed-fp16,float32,bfloat16
     python benchmarks/backend_speed.py --model smollm2-135m --new-tokens 32 --http
 """
 
@@ -33,6 +36,14 @@ TOPICS = [
 ]
 
 
+# What each variant asks of the transformers backend.
+VARIANTS = {
+    "packed-fp16": {"dtype": "float32", "quantize": "fp16"},
+    "float32": {"dtype": "float32", "quantize": "none"},
+    "bfloat16": {"dtype": "bfloat16", "quantize": "none"},
+}
+
+
 def prompt(topic: str) -> Prompt:
     text = f"Write a Python module implementing {topic}, with docstrings and examples."
     return Prompt.user(text, prefill="```python\n")
@@ -54,7 +65,7 @@ def timed(backend, prompts: list[Prompt], new_tokens: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="bundled")
-    parser.add_argument("--dtypes", default="bfloat16,float32")
+    parser.add_argument("--variants", default="packed-fp16,float32", help=", ".join(VARIANTS))
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--reps", type=int, default=3)
@@ -64,51 +75,57 @@ def main() -> None:
 
     batch = [prompt(TOPICS[i % len(TOPICS)]) for i in range(args.batch)]
     backends, load_s = {}, {}
-    for dtype in args.dtypes.split(","):
+    for variant in args.variants.split(","):
         backend = make_backend(
-            "transformers", args.model, dtype=dtype, batch_size=args.batch, threads=args.threads
+            "transformers",
+            args.model,
+            batch_size=args.batch,
+            threads=args.threads,
+            **VARIANTS[variant],
         )
         start = time.perf_counter()
         backend.load()
-        load_s[dtype] = round(time.perf_counter() - start, 2)
+        load_s[variant] = round(time.perf_counter() - start, 2)
         timed(backend, batch[:1], 4)  # warm-up: first-call allocations are not generation
-        backends[dtype] = backend
+        backends[variant] = backend
 
     cases = {"single": 1, f"batch_{args.batch}": args.batch}
     runs: dict[str, dict[str, list[dict]]] = {d: {c: [] for c in cases} for d in backends}
     for rep in range(args.reps):
-        for dtype, backend in backends.items():
+        for variant, backend in backends.items():
             for case, size in cases.items():
                 result = timed(backend, batch[:size], args.new_tokens)
-                runs[dtype][case].append(result)
-                print(json.dumps({"rep": rep, "dtype": dtype, "case": case, **result}), flush=True)
+                runs[variant][case].append(result)
+                print(
+                    json.dumps({"rep": rep, "variant": variant, "case": case, **result}), flush=True
+                )
     if args.http:
         from selfplay.backends.serve import ChatServer
 
-        for dtype, backend in backends.items():
+        for variant, backend in backends.items():
             with ChatServer(backend, port=0, model_name="bench") as server:
                 client = make_backend("openai", "bench", base_url=server.url)
                 result = timed(client, batch, args.new_tokens)
-            runs[dtype][f"http_batch_{args.batch}"] = [result]
-            print(json.dumps({"dtype": dtype, "case": "http", **result}), flush=True)
+            runs[variant][f"http_batch_{args.batch}"] = [result]
+            print(json.dumps({"variant": variant, "case": "http", **result}), flush=True)
 
     median = {
         d: {c: statistics.median(r["tokens_per_s"] for r in rs) for c, rs in cs.items()}
         for d, cs in runs.items()
     }
-    dtypes = list(backends)
-    keys = list(median[dtypes[0]])
+    variants = list(backends)
+    keys = list(median[variants[0]])
     print(
         f"\nmodel {args.model}, {args.new_tokens} new tokens, median of {args.reps}, "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
     )
-    print("| dtype | load (s) | " + " | ".join(f"{k} tok/s" for k in keys) + " |")
+    print("| variant | load (s) | " + " | ".join(f"{k} tok/s" for k in keys) + " |")
     print("|---|---|" + "---|" * len(keys))
-    for dtype in dtypes:
-        cells = " | ".join(f"{median[dtype][k]:.2f}" for k in keys)
-        print(f"| {dtype} | {load_s[dtype]} | {cells} |")
-    if len(dtypes) > 1:
-        a, b = dtypes[:2]
+    for variant in variants:
+        cells = " | ".join(f"{median[variant][k]:.2f}" for k in keys)
+        print(f"| {variant} | {load_s[variant]} | {cells} |")
+    if len(variants) > 1:
+        a, b = variants[:2]
         for k in keys:
             print(f"{k}: {a} / {b} = {median[a][k] / max(median[b][k], 1e-9):.2f}x")
 

@@ -133,19 +133,12 @@ class TransformersBackend(Backend):
         if device != "cpu":
             raise BackendError(f"quantize 'fp16' runs on the CPU only, not on {device!r}")
         try:
-            from torch.ao.quantization import float16_dynamic_qconfig, quantize_dynamic
-
             # torch marks torch.ao.quantization deprecated; it still holds the fastest CPU
             # kernels for this (fbgemm), and the fallback below covers its removal.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 warnings.simplefilter("ignore", UserWarning)
-                quantize_dynamic(
-                    model,
-                    {torch.nn.Linear: float16_dynamic_qconfig},
-                    dtype=torch.float16,
-                    inplace=True,
-                )
+                _pack_fp16(torch, model, torch.get_num_threads())
         except (ImportError, AttributeError, RuntimeError) as exc:
             if self.quantize == "fp16":
                 raise BackendError(f"this torch cannot pack fp16 linear layers ({exc})") from exc
@@ -316,6 +309,36 @@ def _pick_dtype(torch: Any, dtype: str, device: str) -> Any:
     except (AttributeError, RuntimeError):
         native = False
     return torch.bfloat16 if native else torch.float32
+
+
+def _pack_fp16(torch: Any, model: Any, threads: int) -> None:
+    """Replace every `nn.Linear` of `model` by fbgemm's packed fp16 one, in place.
+
+    What `quantize_dynamic` does, but packing runs in threads (fbgemm packs on one core and
+    releases the GIL), biggest layers first: the 0.5B model packs in about half the time.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch.ao.nn.quantized.dynamic import Linear as PackedLinear
+    from torch.ao.quantization import float16_dynamic_qconfig
+
+    targets = [
+        (parent, name, child)
+        for parent in model.modules()
+        for name, child in parent.named_children()
+        if type(child) is torch.nn.Linear
+    ]
+    targets.sort(key=lambda t: -t[2].weight.numel())
+
+    def pack(target: tuple) -> Any:
+        child = target[2]
+        child.qconfig = float16_dynamic_qconfig
+        return PackedLinear.from_float(child)
+
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        packed = list(pool.map(pack, targets))
+    for (parent, name, _), layer in zip(targets, packed, strict=True):
+        setattr(parent, name, layer)
 
 
 def _fp16_pays(model: Any, device: str) -> bool:
