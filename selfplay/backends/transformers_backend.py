@@ -189,15 +189,22 @@ class TransformersBackend(Backend):
             do_sample=not sampling.greedy,
             num_return_sequences=samples,
         )
+        warpers = []
         if not sampling.greedy:
-            config.temperature, config.top_p, config.top_k = sampling.temperature, sampling.top_p, 0
+            # Temperature and top-p are applied by `_TemperatureTopP`, not by transformers,
+            # whose top-p sorts the whole vocabulary at every step.
+            config.temperature, config.top_p, config.top_k = 1.0, 1.0, 0
+            warpers = [_TemperatureTopP(sampling.temperature, sampling.top_p)]
         stopping = [_StopOnText(self.tokenizer, sampling.stop, prompt_len)] if sampling.stop else []
         with torch.inference_mode():
             if samples > 1 and prompt_len > 1:
                 encoded = self._prefill_once(encoded, samples)
                 config.num_return_sequences = 1
             out = self.hf_model.generate(
-                **encoded, generation_config=config, stopping_criteria=stopping
+                **encoded,
+                generation_config=config,
+                logits_processor=warpers,
+                stopping_criteria=stopping,
             )
         generated = out[:, prompt_len:].tolist()
         completions = [self._completion(row, sampling) for row in generated]
@@ -236,6 +243,38 @@ class TransformersBackend(Backend):
         text, stopped = truncate_at_stop(text, sampling.stop)
         tokens = len(row) if end is None else end + 1
         return Completion(text, tokens, "stop" if stopped or end is not None else "length")
+
+
+class _TemperatureTopP:
+    """Temperature, then nucleus (top-p) filtering: the tokens kept are those whose more
+    likely predecessors hold less than `top_p` of the probability, as in transformers.
+
+    transformers sorts all 151k logits of Qwen's vocabulary per sequence and step (17 ms
+    of a 140 ms step on two cores). The nucleus almost always lies within the few hundred
+    likeliest tokens, so those are taken with `topk` and the full sort is done only for a
+    row whose top `k` hold less than `top_p`.
+    """
+
+    def __init__(self, temperature: float, top_p: float, k: int = 256) -> None:
+        self.temperature, self.top_p, self.k = temperature, top_p, k
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        scores = scores / self.temperature
+        if self.top_p >= 1.0:
+            return scores
+        k = min(self.k, scores.shape[-1])
+        probs = scores.softmax(dim=-1)
+        top, index = probs.topk(k, dim=-1)
+        if bool((top.sum(dim=-1) < self.top_p).any()):
+            top, index = probs.sort(dim=-1, descending=True)
+        top = top.double()  # 151k float32 terms would move the boundary by rounding
+        before = top.cumsum(dim=-1) - top  # mass of the likelier tokens
+        keep = before < self.top_p
+        keep[..., 0] = True
+        mask = torch.ones_like(scores, dtype=torch.bool).scatter_(-1, index, ~keep)
+        return scores.masked_fill(mask, float("-inf"))
 
 
 class _StopOnText:

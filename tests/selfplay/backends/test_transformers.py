@@ -3,8 +3,11 @@
 import ast
 
 import pytest
+import torch
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from selfplay.backends import Prompt, Sampling, make_backend
+from selfplay.backends.transformers_backend import _TemperatureTopP
 
 pytestmark = pytest.mark.slow
 
@@ -111,3 +114,19 @@ def test_on_a_cpu_auto_packs_fp16_linear_layers_that_say_what_float32_says(smol)
     assert [r[0].text for r in smol.generate(PROMPTS, sampling=greedy)] == [
         r[0].text for r in exact
     ]
+
+
+@pytest.mark.parametrize("spread", [3.0, 10.0, 30.0, 0.5])
+@pytest.mark.parametrize("top_p", [0.5, 0.95])
+def test_top_p_keeps_the_nucleus_that_transformers_keeps(spread, top_p):
+    """The fast path (top 256) and the full sort (flat rows) keep the tokens transformers'
+    own warpers keep; on flat rows its float32 sums may move the edge by a few tokens."""
+    logits = torch.randn(4, 151936, generator=torch.Generator().manual_seed(7)) * spread
+    theirs = TopPLogitsWarper(top_p)(None, TemperatureLogitsWarper(0.8)(None, logits.clone()))
+    ours = _TemperatureTopP(0.8, top_p)(None, logits.clone())
+    kept, expected = ~torch.isinf(ours), ~torch.isinf(theirs)
+    assert torch.allclose(ours[kept], theirs[kept])  # the temperature is applied once
+    if spread >= 3 and (spread > 3 or top_p < 0.9):
+        assert torch.equal(kept, expected)
+    else:
+        assert (kept != expected).sum(-1).max() <= 8 and kept.sum() > 1000
