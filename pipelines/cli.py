@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipelines import bank, curriculum, evaluate, export, run, verify
+from pipelines import bank, curriculum, evaluate, export, run, serve, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -30,6 +30,7 @@ app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
 app.command(name="export")(export.export)
 app.add_typer(evaluate.app, name="eval")
+app.command(name="serve")(serve.serve)
 
 
 def main() -> None:
