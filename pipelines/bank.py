@@ -204,6 +204,23 @@ def show(
         stdout.print(Text(f"solver {s}: {k}/{a} solved, last step {t}"))
 
 
+@app.command()
+def rewards(
+    bank: BankOption = None,
+    round_: Annotated[
+        int | None, typer.Option("--round", help="Only this self-play round.", min=1)
+    ] = None,
+) -> None:
+    """The proposer's reward per self-play task (learnability from the solver's pass rate),
+    as JSON lines on stdout: data to train the proposer on."""
+    from selfplay.engine import proposer_rewards
+
+    with _open(bank) as store:
+        rows = proposer_rewards(store, round_)
+    for row in rows:
+        typer.echo(json.dumps(row))
+
+
 @app.command(name="list")
 def list_(
     bank: BankOption = None,

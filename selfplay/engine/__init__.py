@@ -1,7 +1,7 @@
 """The self-play engine: configuration and the resumable round loop behind `selfplay run`."""
 
 from selfplay.engine.config import ConfigError, RunConfig, documented_yaml, load_config
-from selfplay.engine.rounds import RoundSummary, SelfPlay, metrics_path
+from selfplay.engine.rounds import RoundSummary, SelfPlay, metrics_path, proposer_rewards
 
 __all__ = [
     "ConfigError",
@@ -11,4 +11,5 @@ __all__ = [
     "documented_yaml",
     "load_config",
     "metrics_path",
+    "proposer_rewards",
 ]

@@ -327,3 +327,39 @@ class SelfPlay:
         row = {"bank": str(self.bank.path), "time": time.time(), **summary.to_dict()}
         with path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
+
+
+def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, Any]]:
+    """The proposer's reward for each task it wrote, per finished `rewards` step, oldest first.
+
+    A row is what training the proposer needs besides the prompt: the task (id, kind, the
+    reference tasks it was shown, the model that wrote it), the round, the solver's attempts
+    and pass rate, and the learnability reward in the form the round used.
+    """
+    prefix = "selfplay.round."
+    rows = []
+    for key, value in bank.conn.execute(
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ? AND key LIKE '%.rewards'",
+        (prefix, prefix + "\uffff"),
+    ):
+        rid = int(key[len(prefix) :].split(".")[0])
+        if round_id is not None and rid != round_id:
+            continue
+        step = json.loads(value)
+        for task_id, r in step["proposer"].items():
+            task = bank.get(task_id)
+            rows.append(
+                {
+                    "task_id": task_id,
+                    "round": rid,
+                    "kind": task.kind if task else None,
+                    "parent_ids": task.parent_ids if task else [],
+                    "proposer": task.proposer if task else None,
+                    "attempts": r["attempts"],
+                    "successes": r["successes"],
+                    "pass_rate": r["pass_rate"],
+                    "learnability": r["learnability"],
+                    "form": step["form"],
+                }
+            )
+    return sorted(rows, key=lambda r: (r["round"], r["task_id"]))

@@ -198,6 +198,18 @@ def test_the_command_with_the_scripted_backend(tmp_path):
         assert task.examples[0] == {"input": "2", "output": "2"}
         (attempt,) = b.conn.execute("SELECT answer, passed FROM attempts").fetchall()
     assert attempt == ("6", 0)  # f(2) is 2, so the answer 6 is graded wrong
+    listed = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "bank", "rewards", "--bank", str(bank)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (row["task_id"], row["round"], row["kind"]) == (task.id, 1, "deduction")
+    assert (row["attempts"], row["successes"], row["pass_rate"]) == (1, 0, 0.0)
+    assert row["learnability"] == 0.0 and row["form"] == "variance"
+    assert row["parent_ids"] == task.parent_ids and row["proposer"] == str(completions)
 
 
 @pytest.mark.slow
