@@ -76,12 +76,24 @@ def _finish(report: Any, out: Path, as_json: bool) -> None:
 
 
 def _run(evaluate, backend: Any, workers: int) -> Any:
+    """`evaluate(verifier, progress)` with a progress bar of answered prompts on stderr."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from pipelines.console import stderr
     from selfplay.backends import BackendError
     from selfplay.verifier import Verifier
 
+    bar = Progress(
+        "generate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr
+    )
+    task = bar.add_task("generate", total=None)
+
+    def progress(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
     try:
-        with Verifier(workers=workers, timeout_s=10.0) as verifier:
-            return evaluate(verifier)
+        with Verifier(workers=workers, timeout_s=10.0) as verifier, bar:
+            return evaluate(verifier, progress)
     except BackendError as e:
         raise _fail(f"{str(e).rstrip('.')}.") from None
     finally:
@@ -109,7 +121,9 @@ def humaneval(
     engine = _backend(backend, model, quantize)
     sampling = _sampling(samples, temperature, max_new_tokens, STOP)
     report = _run(
-        lambda v: evaluate_humaneval(engine, v, samples=samples, sampling=sampling, limit=limit),
+        lambda v, progress: evaluate_humaneval(
+            engine, v, samples=samples, sampling=sampling, limit=limit, progress=progress
+        ),
         engine,
         workers,
     )
@@ -158,8 +172,14 @@ def bank(
     engine = _backend(backend, model, quantize)
     sampling = _sampling(samples, temperature, max_new_tokens)
     report = _run(
-        lambda v: evaluate_bank(
-            engine, v, items, samples=samples, sampling=sampling, benchmark=f"bank:{split}"
+        lambda v, progress: evaluate_bank(
+            engine,
+            v,
+            items,
+            samples=samples,
+            sampling=sampling,
+            benchmark=f"bank:{split}",
+            progress=progress,
         ),
         engine,
         workers,

@@ -67,10 +67,21 @@ def humaneval_problems(limit: int | None = None) -> list[dict[str, Any]]:
     return problems[:limit] if limit is not None else problems
 
 
-def _sample(backend: Any, prompts: list[Any], samples: int, sampling: Any) -> list[list[str]]:
-    return [
-        [c.text for c in row] for row in backend.generate(prompts, n=samples, sampling=sampling)
-    ]
+PROGRESS_CHUNK = 16  # prompts per generate call, so that a long evaluation shows progress
+
+
+def _sample(
+    backend: Any, prompts: list[Any], samples: int, sampling: Any, progress: Any = None
+) -> list[list[str]]:
+    texts: list[list[str]] = []
+    for start in range(0, len(prompts), PROGRESS_CHUNK):
+        chunk = prompts[start : start + PROGRESS_CHUNK]
+        texts += [
+            [c.text for c in row] for row in backend.generate(chunk, n=samples, sampling=sampling)
+        ]
+        if progress is not None:
+            progress(len(texts), len(prompts))
+    return texts
 
 
 def evaluate_humaneval(
@@ -81,8 +92,11 @@ def evaluate_humaneval(
     sampling: Any = None,
     limit: int | None = None,
     ks: tuple[int, ...] | None = None,
+    progress: Any = None,
 ) -> EvalReport:
-    """pass@k on HumanEval; `rows` hold every completion with its verdict."""
+    """pass@k on HumanEval; `rows` hold every completion with its verdict.
+
+    `progress(done, total)` is called as prompts are answered."""
     from selfplay.backends import Prompt, Sampling
 
     problems = humaneval_problems(limit)
@@ -94,7 +108,7 @@ def evaluate_humaneval(
         )
         for p in problems
     ]
-    texts = _sample(backend, prompts, samples, sampling)
+    texts = _sample(backend, prompts, samples, sampling, progress)
     grading = [
         {
             "id": f"{i}.{j}",
@@ -134,6 +148,7 @@ def evaluate_bank(
     sampling: Any = None,
     ks: tuple[int, ...] | None = None,
     benchmark: str = "bank",
+    progress: Any = None,
 ) -> EvalReport:
     """pass@k on exported bank items (`selfplay.export.select.Item`), graded as rewards."""
     from selfplay.backends import Prompt, Sampling
@@ -142,7 +157,7 @@ def evaluate_bank(
 
     sampling = sampling or Sampling(temperature=0.0, max_new_tokens=512)
     prompts = [Prompt(messages=chat(item.task)) for item in items]
-    texts = _sample(backend, prompts, samples, sampling)
+    texts = _sample(backend, prompts, samples, sampling, progress)
     flat = [t for row in texts for t in row]
     labels = [item.ground_truth for item in items for _ in range(samples)]
     scores = iter(grade_responses(flat, labels, verifier))

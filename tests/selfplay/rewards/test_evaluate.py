@@ -37,6 +37,21 @@ def test_humaneval_canonical_body_passes_and_a_stub_fails(verifier):
     assert prompt.prefill.startswith("```python\nfrom typing import List")
 
 
+def test_progress_is_reported_per_chunk_and_answers_keep_problem_order(verifier):
+    problems = humaneval_problems(limit=20)
+    backend = ScriptedBackend(
+        script=lambda prompt, i: next(
+            p["canonical_solution"] for p in problems if p["prompt"].rstrip(" ") in prompt.prefill
+        )
+        + "```"
+    )
+    calls = []
+    report = evaluate_humaneval(backend, verifier, limit=20, progress=lambda *a: calls.append(a))
+    assert calls == [(16, 20), (20, 20)]
+    assert [r["task_id"] for r in report.rows] == [p["task_id"] for p in problems]
+    assert report.pass_at_k == {"pass@1": 1.0}
+
+
 def test_bank_items_are_graded_with_the_reward(seed_tasks, verifier):
     from selfplay.export.prompts import chat, reference_answer
     from selfplay.export.select import Item
