@@ -40,10 +40,14 @@ def test_humaneval_canonical_body_passes_and_a_stub_fails(verifier):
 def test_progress_is_reported_per_chunk_and_answers_keep_problem_order(verifier):
     problems = humaneval_problems(limit=20)
     backend = ScriptedBackend(
-        script=lambda prompt, i: next(
-            p["canonical_solution"] for p in problems if p["prompt"].rstrip(" ") in prompt.prefill
+        script=lambda prompt, i: (
+            next(
+                p["canonical_solution"]
+                for p in problems
+                if p["prompt"].rstrip(" ") in prompt.prefill
+            )
+            + "```"
         )
-        + "```"
     )
     calls = []
     report = evaluate_humaneval(backend, verifier, limit=20, progress=lambda *a: calls.append(a))
