@@ -13,7 +13,7 @@ from pipelines.common import BankOption, failure, group
 app = group("bank", "Import tasks into the task bank (SQLite) and inspect it.")
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str | Exception) -> typer.Exit:
     return failure("bank", message)
 
 

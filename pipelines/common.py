@@ -24,7 +24,13 @@ def group(name: str, help: str) -> typer.Typer:
     )
 
 
-def failure(command: str, message: str) -> typer.Exit:
-    """Print `selfplay COMMAND: message` on stderr; raise the result to exit with code 2."""
+def failure(command: str, message: str | Exception) -> typer.Exit:
+    """Print `selfplay COMMAND: message` on stderr; raise the result to exit with code 2.
+
+    An exception (a `BackendError`, `BankError`, ... whose text is one sentence) is printed
+    as that sentence, ending in exactly one period.
+    """
+    if isinstance(message, Exception):
+        message = f"{str(message).rstrip('.')}."
     typer.echo(f"selfplay {command}: {message}", err=True)
     return typer.Exit(2)

@@ -15,7 +15,7 @@ app = group(
 )
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str | Exception) -> typer.Exit:
     return failure("curriculum", message)
 
 

@@ -34,7 +34,7 @@ QuantizeOption = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str | Exception) -> typer.Exit:
     return failure("eval", message)
 
 
@@ -47,7 +47,7 @@ def _backend(name: str, model: str, quantize: str) -> Any:
     try:
         return make_backend(name, model, **options)
     except BackendError as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
 
 
 def _sampling(samples: int, temperature: float | None, max_new_tokens: int, stop=()) -> Any:
@@ -95,7 +95,7 @@ def _run(evaluate, backend: Any, workers: int) -> Any:
         with Verifier(workers=workers, timeout_s=10.0) as verifier, bar:
             return evaluate(verifier, progress)
     except BackendError as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     finally:
         backend.close()
 
@@ -166,7 +166,7 @@ def bank(
         with Bank(bank or default_bank_path(), create=False) as store:
             items = [i for i in select(store, options).items if i.split == split]
     except BankError as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     if not items:
         raise _fail(f"the bank has no tasks in the '{split}' split.")
     engine = _backend(backend, model, quantize)

@@ -8,12 +8,13 @@ from typing import Annotated
 
 import typer
 
+from pipelines.common import failure
+
 FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay export: {message}", err=True)
-    return typer.Exit(2)
+def _fail(message: str | Exception) -> typer.Exit:
+    return failure("export", message)
 
 
 def export(
@@ -83,7 +84,7 @@ def export(
     try:
         report = export_bank(bank or default_bank_path(), format_, out, options)
     except ExportError as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     except OSError as e:
         raise _fail(f"cannot write {out} ({e.strerror or e}).") from None
     if as_json:
@@ -96,7 +97,7 @@ def export(
         try:
             url = push(out, push_to_hub, private=private)
         except HubError as e:
-            raise _fail(f"{str(e).rstrip('.')}.") from None
+            raise _fail(e) from None
         typer.echo(f"pushed to {url}", err=True)
 
 

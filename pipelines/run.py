@@ -12,12 +12,12 @@ from typing import Annotated, Any
 
 import typer
 
+from pipelines.common import failure
 from task_bank.store import DEFAULT_BANK
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"selfplay run: {message}", err=True)
-    return typer.Exit(2)
+def _fail(message: str | Exception) -> typer.Exit:
+    return failure("run", message)
 
 
 def make_run_backend(config: Any) -> Any:
@@ -89,7 +89,7 @@ def run(
     try:
         cfg = load_config(config, rounds=rounds, **{"model.spec": model, "model.backend": backend})
     except ConfigError as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     _run(cfg, bank)
 
 
@@ -106,7 +106,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     try:
         backend = make_run_backend(cfg)
     except (BackendError, ValueError, TypeError) as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     try:
         store = Bank(bank_path)
     except BankError as e:
@@ -146,7 +146,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         stderr.print("interrupted: run the same command again to resume.")
         raise typer.Exit(130) from None
     except (BackendError, BankError, IsolationUnavailable, SourceError) as e:
-        raise _fail(f"{str(e).rstrip('.')}.") from None
+        raise _fail(e) from None
     finally:
         backend.close()
         store.close()

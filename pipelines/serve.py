@@ -39,7 +39,7 @@ def serve(
         engine = make_backend(backend, model)
         server = ChatServer(engine, host=host, port=port, model_name=name)
     except BackendError as e:
-        raise failure("serve", f"{str(e).rstrip('.')}.") from None
+        raise failure("serve", e) from None
     except OSError as e:  # the port is taken, or the address is not this machine's
         raise failure("serve", f"cannot listen on {host}:{port} ({e.strerror or e}).") from None
     try:
@@ -47,6 +47,6 @@ def serve(
             typer.echo(f"serving {server.model_name} at {server.url}")
             threading.Event().wait()
     except BackendError as e:
-        raise failure("serve", f"{str(e).rstrip('.')}.") from None
+        raise failure("serve", e) from None
     except KeyboardInterrupt:
         pass

@@ -35,7 +35,7 @@ def _rows(stream: TextIO) -> Iterator:
             yield invalid(row_id if isinstance(row_id, str) else f"line-{n}", f"line {n}: {e}")
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str | Exception) -> typer.Exit:
     return failure("verify", message)
 
 
