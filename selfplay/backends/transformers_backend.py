@@ -99,11 +99,11 @@ class TransformersBackend(Backend):
                 path, padding_side="left", local_files_only=local_only
             )
             # Packed fp16 layers take float32 activations, whatever "auto" would pick.
-            dtype = torch.float32 if self.quantize == "fp16" else None
+            dtype = (
+                torch.float32 if self.quantize == "fp16" else _pick_dtype(torch, self.dtype, device)
+            )
             model = AutoModelForCausalLM.from_pretrained(
-                path,
-                dtype=dtype or _pick_dtype(torch, self.dtype, device),
-                local_files_only=local_only,
+                path, dtype=dtype, local_files_only=local_only
             )
         except OSError as exc:
             raise ModelNotFound(
@@ -128,7 +128,8 @@ class TransformersBackend(Backend):
 
     def _quantize(self, torch: Any, model: Any, device: str) -> bool:
         """Swap the linear layers for packed fp16 ones where asked, or for "auto" where it pays."""
-        if self.quantize == "none" or (self.quantize == "auto" and not _fp16_pays(model, device)):
+        pays = device == "cpu" and model.dtype == torch.float32  # decoding reads every weight
+        if self.quantize == "none" or (self.quantize == "auto" and not pays):
             return False
         if device != "cpu":
             raise BackendError(f"quantize 'fp16' runs on the CPU only, not on {device!r}")
@@ -184,10 +185,13 @@ class TransformersBackend(Backend):
         encoded = self.tokenizer.pad({"input_ids": batch}, padding=True, return_tensors="pt")
         encoded = encoded.to(self.hf_model.device)
         prompt_len = encoded["input_ids"].shape[1]
+        # n samples of a prompt continue one shared prompt pass (`_prefill_once`) rather
+        # than `num_return_sequences`, which would run the prompt n times.
+        shared = samples > 1 and prompt_len > 1
         config = GenerationConfig(
             max_new_tokens=sampling.max_new_tokens,
             do_sample=not sampling.greedy,
-            num_return_sequences=samples,
+            num_return_sequences=1 if shared else samples,
         )
         warpers = []
         if not sampling.greedy:
@@ -197,9 +201,8 @@ class TransformersBackend(Backend):
             warpers = [_TemperatureTopP(sampling.temperature, sampling.top_p)]
         stopping = [_StopOnText(self.tokenizer, sampling.stop, prompt_len)] if sampling.stop else []
         with torch.inference_mode():
-            if samples > 1 and prompt_len > 1:
+            if shared:
                 encoded = self._prefill_once(encoded, samples)
-                config.num_return_sequences = 1
             out = self.hf_model.generate(
                 **encoded,
                 generation_config=config,
@@ -378,13 +381,6 @@ def _pack_fp16(torch: Any, model: Any, threads: int) -> None:
         packed = list(pool.map(pack, targets))
     for (parent, name, _), layer in zip(targets, packed, strict=True):
         setattr(parent, name, layer)
-
-
-def _fp16_pays(model: Any, device: str) -> bool:
-    """Packed fp16 pays on a CPU running float32 weights: decoding there reads them all."""
-    import torch
-
-    return device == "cpu" and model.dtype == torch.float32
 
 
 def _end_tokens(tokenizer: Any, generation_config: Any) -> set[int]:

@@ -29,6 +29,7 @@ from task_bank.gate import Gate, GateConfig, GateReport
 from task_bank.store import Bank
 
 RUN_KEY = "selfplay.run"
+STEP_KEY = "selfplay.round."  # + "<round id>.<step>": a step's report in the bank's meta table
 SOLVE_CHUNK = 8  # tasks whose attempts are written in one transaction
 
 Progress = Callable[[str, int, int], None]
@@ -89,7 +90,7 @@ class SelfPlay:
     # ---- bookkeeping ----------------------------------------------------------------
 
     def _key(self, round_id: int, step: str) -> str:
-        return f"selfplay.round.{round_id}.{step}"
+        return f"{STEP_KEY}{round_id}.{step}"
 
     def _done(self, round_id: int, step: str) -> dict[str, Any] | None:
         value = self.bank.meta(self._key(round_id, step))
@@ -336,13 +337,12 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
     reference tasks it was shown, the model that wrote it), the round, the solver's attempts
     and pass rate, and the learnability reward in the form the round used.
     """
-    prefix = "selfplay.round."
     rows = []
     for key, value in bank.conn.execute(
         "SELECT key, value FROM meta WHERE key >= ? AND key < ? AND key LIKE '%.rewards'",
-        (prefix, prefix + "\uffff"),
+        (STEP_KEY, STEP_KEY + "\uffff"),
     ):
-        rid = int(key[len(prefix) :].split(".")[0])
+        rid = int(key[len(STEP_KEY) :].split(".")[0])
         if round_id is not None and rid != round_id:
             continue
         step = json.loads(value)
