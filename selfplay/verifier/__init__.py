@@ -1,59 +1,96 @@
 """The verifier: grade untrusted, model-written Python against its tests, in a sandbox.
 
 Everything in selfplay that runs model-written code goes through `Verifier.grade`: proposal
-validation, solver grading, bank imports and the RL reward functions.
+validation, solver grading, bank imports and the RL reward functions. An RL policy is an
+optimiser against this code: whatever a solution process can reach, a policy will eventually
+find. The design therefore keeps the answers out of reach, rather than guarding them.
 
 How a row runs
 --------------
 Each worker is one bubblewrap sandbox whose first process is a long-lived *zygote*
-interpreter (no bubblewrap reaper inside, so nothing in the sandbox but the zygote holds the
-host's pipes, and the zygote keeps capabilities that rows lack, so they cannot open its /proc
-entries). Per row the zygote forks a *test process* that is the first process of a new PID
-namespace, drops every capability, makes itself non-dumpable, and forks a *solution process*
-that executes the program under rlimits. The worker grades one row at a time and wipes its
-only writable places, /tmp and /dev/shm (tmpfs), after every row. The tests run in the test process, which never executes the program:
-the program's functions reach them as proxies whose calls go to the solution process and come
-back as plain data (exact built-in types) or opaque handles.
+interpreter. The zygote never reads a row: per row the host sends it the limits and two
+descriptors (a memfd holding the row, an empty memfd for the verdict), which it passes on
+unread. It mounts fresh tmpfs on the sandbox's only writable places (/tmp, /dev/shm,
+/run/selfplay) and forks the *test process*, the first process of a new PID namespace, which
+gives itself a new IPC namespace, drops every capability and makes itself non-dumpable. The
+test process then forks the *solution process* and only afterwards reads the row. The
+solution process receives the program text (and later, call by call, the arguments the tests
+pass); it installs a seccomp filter and rlimits and runs the program as the module `solution`.
+The tests run in the test process, against proxies of the program's objects. When the test
+process exits, its PID namespace takes every process of the row with it; the zygote detaches
+the row's tmpfs, and the row's IPC namespace dies with its last process.
 
-Threat model: what is covered
------------------------------
-- Network: the sandbox has its own network namespace with loopback down; no DNS, no
-  connection to 127.0.0.1 or anywhere else.
-- Filesystem: the root is read-only; only the interpreter, installed packages and system
-  libraries are visible (read-only). No home directories, no host /tmp, no project or working
-  directory, no environment variables from the host (HF_TOKEN and the like). /tmp and /dev/shm
-  are private to the worker and emptied after every row; a worker whose scratch cannot be
-  emptied is replaced.
+What the solution process can reach
+-----------------------------------
+- Its own memory: a copy of the zygote (the interpreter and preloaded standard-library modules,
+  the zygote's configuration, no row ever) plus the program text and the arguments of calls
+  made so far. Not the tests, not their expected values or expected stdout, not the row's
+  calls, and not any earlier row: the zygote never held them, and the solution process was
+  forked before its test process read the row (tested by scanning frames, gc, every readable
+  mapping of /proc/self/mem, environment, descriptors and files for a planted token).
+- Descriptors: stdin (an empty memfd, or the test's input), stdout and stderr (pipes the test
+  process drains, bounded), and the call channel to the test process, on which anything other
+  than the call protocol ends the row (`channel_forgery`). Never the verdict memfd, the row
+  memfd or the host's channel.
+- Other processes: the test process and the zygote are non-dumpable and the solution has no
+  capabilities, so their memory, descriptors and environment are closed to it; ptrace and
+  process_vm_readv are refused by seccomp as well. It can signal processes of its own row
+  only; the test process is PID 1 of the row's namespace and ignores them.
+- Files: a read-only root with the interpreter, installed packages and system libraries; no
+  home directories, no host /tmp, no project or working directory, no host environment
+  (HF_TOKEN and the like). Writable: the row's own tmpfs (/tmp, /dev/shm, /run/selfplay,
+  where the program's module file lives), empty at the start of every row.
+- IPC and kernel state: SysV shared memory, semaphores, message queues and POSIX message
+  queues live in the row's own IPC namespace; kernel keyrings, new user namespaces, mounts,
+  bpf, perf events, userfaultfd, io_uring, module loading and sockets other than Unix and IP
+  are refused by the seccomp filter (`selfplay.verifier.inside.seccomp` lists every refused
+  call and why). The network namespace has loopback down and no name service.
 - Limits per row: wall-clock timeout enforced from outside (also for code stuck in C), address
-  space (memory), file size, CPU time, processes and threads (cgroup pids where available),
-  captured output size. When a verdict is returned the row's PID namespace is gone, so every
-  process it started is gone too, including ones that called setsid.
-- Reward hacking: early exit (sys.exit, os._exit, signals, atexit) only ends the solution
-  process and fails the row; `__eq__` tricks and int/str/list subclasses cannot cross as data
-  and a handle never equals test data; patched builtins or standard library stay in the
-  solution process; forged pass markers on stdout/stderr or inherited descriptors reach
-  nothing that decides the verdict; expected values live only in the test process's memory,
-  which the solution cannot read (no capabilities, non-dumpable target) and are never on disk.
-- Starving the worker: fork and thread bombs (pids cgroup, PID namespace teardown), memory
-  bombs (RLIMIT_AS, memory cgroup with the solution as preferred OOM victim), output floods
-  (bounded capture), deep recursion and crashes (the solution process dies alone).
+  space (capped by the machine's memory and the caller's own cgroup), file size, CPU time,
+  processes and threads (cgroup pids beneath the caller's cgroup where available), captured
+  output size, and `result_items` (the size of one value returned to the tests).
+
+What crosses back, and how comparisons work
+-------------------------------------------
+Values the program returns are rebuilt in the test process by the standard library, never by
+running program code there: exact built-in types, and Counter, defaultdict, OrderedDict,
+deque, namedtuples, enum members, Fraction, Decimal, bytearray, array, range, dict views and
+datetime values (`inside/values.py`). Anything else is a handle (`inside/remote.py`): methods,
+attributes, indexing, iteration, `len`, `bool`, `str` and comparison with other handles ask
+the program; comparison with test data never does (`==` is False, ordering fails), conversion
+to a number fails, and arithmetic with test data must yield a program object that is then
+*marked* and cannot become data through `abs`, `-`, `bool` or `len`. Arguments the program
+mutates in place are copied back into the tests' objects after each call. Program globals
+named like modules only stand for the real module (imported in the test process).
+
+Reward-hacking signals
+----------------------
+Every verdict carries `signals`: what the row tried that no ordinary program does (frame walks,
+gc scans, /proc memory, ctypes, refused system calls, signals to other processes, early exits,
+a forged channel, program objects compared with test data, oversized values, globals named
+like modules, patched builtins). A signal explains a verdict; it never changes one.
 
 Not covered
 -----------
-- Kernel vulnerabilities: the sandbox shares the host kernel (no seccomp filter, no VM).
+- Kernel vulnerabilities in the calls the filter allows: the sandbox shares the host kernel.
 - Side channels and CPU contention between concurrent rows.
+- Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
+  filtered), so a test that deliberately passes itself passes. A test that makes a refused
+  system call gets EPERM.
 - Where bubblewrap or user namespaces are unavailable the verifier warns loudly and degrades
-  to rlimits, process groups and a temporary working directory (`require_isolation=True`
-  refuses instead); processes that call setsid can then outlive their row.
+  to rlimits, process groups and a scratch directory (`require_isolation=True` refuses
+  instead); processes that call setsid can then outlive their row, and rows share IPC.
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
-- Tests are trusted not to attack the verdict: they run in the test process (still inside the
-  sandbox, without privileges), so a test that deliberately passes itself passes.
-- Only plain data and the program's own objects cross between tests and program: a test that
-  passes a lambda to the program fails with a TypeError naming the limitation, and a program
-  object compared with test data is unequal even if its class would say otherwise.
+- Only data and the program's own objects cross: a test cannot pass a function (a lambda, say)
+  to the program, a handle is never equal to test data even if its class would say so, and
+  mirrored enum and namedtuple classes have the program's names, members and fields (their
+  methods are asked of the program), not its other class attributes.
+- Generators are consumed in growing batches (1, 2, 4, ... up to 1024 items per round trip),
+  so a generator with side effects visible to the tests may run a few items ahead.
 """
 
+from selfplay.verifier.inside.signals import NAMES as SIGNALS
 from selfplay.verifier.records import InvalidRow, IOTest, Row, Verdict, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable
 from selfplay.verifier.verifier import Limits, Verifier
@@ -64,6 +101,7 @@ __all__ = [
     "IsolationUnavailable",
     "Limits",
     "Row",
+    "SIGNALS",
     "Verdict",
     "Verifier",
     "parse_row",

@@ -13,9 +13,11 @@ from typing import Any
 
 STATUSES = ("passed", "failed", "error", "timeout", "memory", "invalid")
 
-# Bounds on what one row may ask for, so a row cannot switch the limits off.
+# Bounds on what one row may ask for, so a row cannot switch the limits off. Memory is also
+# capped by the machine's memory and the caller's own cgroup limit (see `Verifier`).
 MAX_TIMEOUT_S = 600.0
 MAX_MEMORY_MB = 64 * 1024
+MAX_RESULT_ITEMS = 1_000_000_000
 
 
 class InvalidRow(ValueError):
@@ -37,6 +39,7 @@ class Row:
     `calls` are Python expressions evaluated after the tests (for example
     `f(3, [1, 2])`); their values come back as `repr` strings in `Verdict.outputs`,
     which is how reference outputs are computed by execution, never trusted.
+    `result_items` bounds the size (in values) of anything one call returns to the tests.
     """
 
     id: str
@@ -45,10 +48,18 @@ class Row:
     timeout_s: float | None = None
     memory_mb: int | None = None
     calls: list[str] = field(default_factory=list)
+    result_items: int | None = None
 
 
 @dataclass(slots=True)
 class Verdict:
+    """The verifier's answer for one row.
+
+    `signals` are the reward-hacking attempts the sandbox observed in the row (names from
+    `selfplay.verifier.SIGNALS`); they explain a verdict and never change one. `phases` are
+    seconds per phase of the row's run (for profiling; not part of `to_dict`).
+    """
+
     id: str
     passed: bool
     status: str
@@ -57,11 +68,14 @@ class Verdict:
     duration_s: float
     detail: str = ""
     outputs: list[str | None] | None = None
+    signals: list[str] = field(default_factory=list)
+    phases: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if d["outputs"] is None:
             del d["outputs"]
+        del d["phases"]
         d["duration_s"] = round(d["duration_s"], 6)
         return d
 
@@ -121,4 +135,7 @@ def parse_row(obj: Any) -> Row:
     memory_mb = obj.get("memory_mb")
     if memory_mb is not None:
         memory_mb = int(_positive_number(memory_mb, "memory_mb", MAX_MEMORY_MB))
-    return Row(row_id, program, tests, timeout_s, memory_mb, calls)
+    result_items = obj.get("result_items")
+    if result_items is not None:
+        result_items = int(_positive_number(result_items, "result_items", MAX_RESULT_ITEMS))
+    return Row(row_id, program, tests, timeout_s, memory_mb, calls, result_items)

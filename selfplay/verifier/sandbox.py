@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import site
-import struct
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -20,7 +21,6 @@ from pathlib import Path
 
 INSIDE_DIR = Path(__file__).with_name("inside")
 MOUNT_POINT = "/opt/selfplay/selfplay_inside"
-_HEADER = struct.Struct("<I")
 # argv: [paths (JSON), package name, config (JSON)]
 _BOOT = (
     "import sys,json,importlib;sys.path[:]=json.loads(sys.argv[1]);"
@@ -45,6 +45,12 @@ class IsolationUnavailable(RuntimeError):
     """Raised with `require_isolation=True` when the sandbox cannot be set up."""
 
 
+# Places the sandbox mounts over: a Python installation below one of them (a virtual
+# environment in /tmp, say) is bound elsewhere, at ROOTS_MOUNT/<n>.
+_COVERED = ("/tmp", "/dev", "/proc", "/run", "/opt/selfplay")
+ROOTS_MOUNT = "/opt/selfplay/roots"
+
+
 def _python_roots() -> list[str]:
     """Directories the sandbox needs read-only for the interpreter and installed packages."""
     roots = {sys.base_prefix, sys.prefix, sysconfig.get_paths()["stdlib"]}
@@ -59,18 +65,36 @@ def _python_roots() -> list[str]:
     return [r for i, r in enumerate(ordered) if not any(r.startswith(p + "/") for p in ordered[:i])]
 
 
-def sandbox_sys_path() -> list[str]:
-    """The host's import path, less the working directory and anything outside the roots."""
-    roots = _python_roots()
+def root_mounts() -> list[tuple[str, str]]:
+    """(host path, path inside the sandbox) of every Python root."""
+    out = []
+    for root in _python_roots():
+        covered = any(root == c or root.startswith(c + "/") for c in _COVERED)
+        out.append((root, f"{ROOTS_MOUNT}/{len(out)}" if covered else root))
+    return out
+
+
+def to_sandbox_path(path: str, mounts: list[tuple[str, str]]) -> str | None:
+    for host, inside in mounts:
+        if path == host or path.startswith(host + "/"):
+            return inside + path[len(host) :]
+    return None
+
+
+def sandbox_sys_path(mounts: list[tuple[str, str]] | None = None) -> list[str]:
+    """The host's import path as the sandbox sees it, less the working directory and anything
+    outside the Python roots."""
+    mounts = root_mounts() if mounts is None else mounts
     paths = []
     for p in sys.path:
         rp = os.path.realpath(p) if p else ""
-        if rp and os.path.isdir(rp) and any(rp == r or rp.startswith(r + "/") for r in roots):
-            paths.append(rp)
+        inside = to_sandbox_path(rp, mounts) if rp and os.path.isdir(rp) else None
+        if inside is not None:
+            paths.append(inside)
     return paths
 
 
-def bwrap_command(python: str, scratch_mb: int = 128) -> list[str]:
+def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 128) -> list[str]:
     cmd = [
         "bwrap",
         "--unshare-user",
@@ -81,9 +105,10 @@ def bwrap_command(python: str, scratch_mb: int = 128) -> list[str]:
         "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
-        # No bubblewrap reaper inside: it would hold the host's pipes in a process that rows
+        # No bubblewrap reaper inside: it would hold the host's channel in a process that rows
         # could reach through /proc. The zygote is PID 1 and keeps its capabilities, so rows
-        # (which drop theirs) cannot open its /proc entries.
+        # (which drop theirs) cannot open its /proc entries, and it can give each row its own
+        # mount, IPC and PID namespaces.
         "--as-pid-1",
         "--cap-add",
         "ALL",
@@ -93,22 +118,22 @@ def bwrap_command(python: str, scratch_mb: int = 128) -> list[str]:
             cmd += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             cmd += ["--ro-bind", top, top]
-    for root in _python_roots():
-        if not root.startswith("/usr/"):
-            cmd += ["--ro-bind", root, root]
     for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives"):
         cmd += ["--ro-bind-try", f, f]
-    cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
     for name in ("nsswitch.conf", "hosts"):
         cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
     size = str(scratch_mb * 1024 * 1024)
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
-    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    cmd += ["--remount-ro", "/"]
+    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--dir", "/run/selfplay"]
+    cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
+    for host, inside in mounts:
+        if not inside.startswith("/usr/"):
+            cmd += ["--ro-bind", host, inside]
+    cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
     cmd += ["--clearenv"]
     for k, v in SANDBOX_ENV.items():
         cmd += ["--setenv", k, v]
-    cmd += ["--chdir", "/tmp", python]
+    cmd += ["--chdir", "/tmp", to_sandbox_path(python, mounts) or python]
     return cmd
 
 
@@ -144,9 +169,17 @@ def probe_bwrap() -> str | None:
     return None
 
 
+MAX_VERDICT_BYTES = 16 << 20
+
+
 @dataclass
 class Worker:
-    """One zygote process; not thread-safe (each pool thread owns one)."""
+    """One zygote process; not thread-safe (each pool thread owns one).
+
+    The host talks to the zygote over a SOCK_SEQPACKET socket: per row one small control
+    message (the limits) carrying two descriptors, the row as a memfd written here and an empty
+    memfd for the test process's verdict lines. The zygote never reads either.
+    """
 
     use_bwrap: bool
     preload: tuple[str, ...] = ()
@@ -154,30 +187,49 @@ class Worker:
     scratch_mb: int = 128
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
+    sock: socket.socket | None = None
 
     def start(self) -> None:
         python = os.path.realpath(sys.executable)
-        config = json.dumps({"sandboxed": self.use_bwrap, "preload": list(self.preload)})
+        config = {"sandboxed": self.use_bwrap, "preload": list(self.preload)}
+        config["scratch_mb"] = self.scratch_mb
         if self.use_bwrap:
-            prefix, env = bwrap_command(python, self.scratch_mb), {}
+            mounts = root_mounts()
+            prefix, env = bwrap_command(python, mounts, self.scratch_mb), {}
             root, package = os.path.dirname(MOUNT_POINT), os.path.basename(MOUNT_POINT)
+            paths = [root, *sandbox_sys_path(mounts)]
         else:
             # Degraded mode: no namespaces, the zygote runs as a plain child process.
             prefix, env = [python], dict(SANDBOX_ENV)
             root, package = str(INSIDE_DIR.parent), INSIDE_DIR.name
-        paths = json.dumps([root, *sandbox_sys_path()])
-        argv = [*prefix, "-I", "-S", "-B", "-c", _BOOT, paths, package, config]
+            paths = [root, *sandbox_sys_path([(r, r) for r in _python_roots()])]
+        argv = [
+            *prefix,
+            "-I",
+            "-S",
+            "-B",
+            "-c",
+            _BOOT,
+            json.dumps(paths),
+            package,
+            json.dumps(config),
+        ]
         if self.cgroup is not None:
             argv = self.cgroup.wrap(argv)
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            close_fds=True,
-        )
-        hello = self._read(deadline=time.monotonic() + 60)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=theirs,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                close_fds=True,
+            )
+        finally:
+            theirs.close()
+        self.sock = ours
+        hello = self._recv(deadline=time.monotonic() + 60)
         if not hello or not hello.get("ready"):
             self.stop()
             raise RuntimeError("the sandbox worker failed to start")
@@ -185,62 +237,112 @@ class Worker:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            sock.close()
         if proc is None:
             return
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
         try:
             proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        proc.stdout.close()
 
-    def _read(self, deadline: float) -> dict | None:
+    def _recv(self, deadline: float) -> dict | None:
         import select
 
-        fd = self.proc.stdout.fileno()
-        buf = bytearray()
-        need = _HEADER.size
-        header_done = False
-        while len(buf) < need:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                return None
-            chunk = os.read(fd, need - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-            if not header_done and len(buf) == _HEADER.size:
-                need += _HEADER.unpack(buf)[0]
-                header_done = True
-        return json.loads(buf[_HEADER.size :])
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([self.sock], [], [], remaining)
+        if not ready:
+            return None
+        data = self.sock.recv(1 << 16)
+        if not data:
+            return None
+        return json.loads(data)
 
     def grade(self, request: dict) -> dict:
-        """Send one row, return the zygote's raw verdict; a dead or wedged zygote is replaced
-        and the row reported as an error."""
+        """Send one row, return its raw verdict; a dead or wedged zygote is replaced and the
+        row reported as an error."""
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.start()
-        data = json.dumps(request).encode()
+        limits = request["limits"]
+        row = {k: request[k] for k in ("program", "tests", "calls")}
+        row_fd = os.memfd_create("selfplay-row", os.MFD_CLOEXEC)
+        out_fd = os.memfd_create("selfplay-verdict", os.MFD_CLOEXEC)
+        start = time.monotonic()
         try:
-            self.proc.stdin.write(_HEADER.pack(len(data)) + data)
-            self.proc.stdin.flush()
-            # The zygote enforces the time limit; this deadline only catches a wedged zygote.
-            reply = self._read(time.monotonic() + request["limits"]["timeout_s"] + 30)
-        except (BrokenPipeError, OSError, ValueError):
-            reply = None
-        if reply is None:
-            self.stop()
-            return {
-                "status": "error",
-                "tests_passed": 0,
-                "duration_s": 0.0,
-                "detail": "the sandbox worker died; it was restarted",
-            }
-        return reply
+            _write_all(row_fd, json.dumps(row).encode())
+            control = json.dumps({"limits": limits}).encode()
+            try:
+                socket.send_fds(self.sock, [control], [row_fd, out_fd])
+                os.close(row_fd)
+                row_fd = -1
+                # The zygote enforces the time limit; this deadline only catches a wedged one.
+                reply = self._recv(time.monotonic() + limits["timeout_s"] + 30)
+            except (BrokenPipeError, OSError, ValueError):
+                reply = None
+            if reply is None or "status" not in reply:
+                self.stop()
+                return {
+                    "status": "error",
+                    "tests_passed": 0,
+                    "duration_s": 0.0,
+                    "detail": "the sandbox worker died; it was restarted",
+                }
+            lines = os.pread(out_fd, MAX_VERDICT_BYTES, 0)
+        finally:
+            if row_fd >= 0:
+                os.close(row_fd)
+            os.close(out_fd)
+        verdict = assemble(lines, reply)
+        verdict.setdefault("phases", {})["round_trip"] = time.monotonic() - start
+        return verdict
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def assemble(lines: bytes, reply: dict) -> dict:
+    """The row's verdict from the test process's lines and the zygote's account of its end."""
+    passed_so_far, verdict, seen = 0, None, []
+    for line in lines.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(msg, dict):
+            continue
+        if isinstance(msg.get("p"), int):
+            passed_so_far = msg["p"]
+        elif isinstance(msg.get("s"), str):
+            seen.append(msg["s"])
+        elif isinstance(msg.get("v"), dict):
+            verdict = msg["v"]
+    status = reply.get("status", 0)
+    if verdict is None:
+        if reply.get("timed_out"):
+            verdict = {"status": "timeout", "detail": "time limit exceeded"}
+        elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+            verdict = {"status": "timeout", "detail": "CPU time limit exceeded"}
+        elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            verdict = {"status": "memory", "detail": "test process was killed (out of memory)"}
+        else:
+            verdict = {"status": "error", "detail": "test process ended without a verdict"}
+        verdict["tests_passed"] = passed_so_far
+    own = verdict.get("signals")
+    verdict["signals"] = sorted(set(seen) | set(own if isinstance(own, list) else []))
+    verdict["duration_s"] = reply.get("duration_s", 0.0)
+    phases = verdict.get("phases") if isinstance(verdict.get("phases"), dict) else {}
+    phases["fork"] = reply.get("fork_s", 0.0)
+    end = phases.pop("t_end", None)
+    if isinstance(end, float) and isinstance(reply.get("t_done"), float):
+        phases["teardown"] = reply["t_done"] - end
+    phases["zygote"] = reply.get("duration_s", 0.0)
+    verdict["phases"] = phases
+    return verdict

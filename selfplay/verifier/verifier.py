@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from selfplay.verifier import cgroups
+from selfplay.verifier.inside.signals import valid
 from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable, Worker, probe_bwrap
 
@@ -38,13 +39,15 @@ def _close_live_verifiers() -> None:
 
 @dataclass(slots=True)
 class Limits:
-    """Defaults for every row; a row may override `timeout_s` and `memory_mb`."""
+    """Defaults for every row; a row may override `timeout_s`, `memory_mb` and
+    `result_items`."""
 
     timeout_s: float = 10.0
     memory_mb: int = 1024
     file_mb: int = 64
     max_procs: int = 64
     max_output_bytes: int = 4 * 1024 * 1024
+    result_items: int = 50_000_000
 
 
 class Verifier:
@@ -63,11 +66,16 @@ class Verifier:
         file_mb: int = 64,
         max_procs: int = 64,
         max_output_bytes: int = 4 * 1024 * 1024,
+        result_items: int = 50_000_000,
         require_isolation: bool = False,
         preload: Iterable[str] = (),
         warn=None,
     ):
-        self.limits = Limits(timeout_s, memory_mb, file_mb, max_procs, max_output_bytes)
+        self.limits = Limits(
+            timeout_s, memory_mb, file_mb, max_procs, max_output_bytes, result_items
+        )
+        # No row gets more memory than this machine, or the caller's own cgroup, has.
+        self.memory_ceiling_mb = max(64, cgroups.memory_ceiling_bytes() // (1024 * 1024))
         self.n_workers = max(1, workers or os.cpu_count() or 1)
         self.require_isolation = require_isolation
         self.preload = tuple(preload)
@@ -102,7 +110,7 @@ class Verifier:
             for _ in range(self.n_workers):
                 group, cgroup_note = cgroups.create(
                     self.limits.max_procs + 8,
-                    2 * self.limits.memory_mb * 1024 * 1024 + _CGROUP_OVERHEAD,
+                    2 * self._memory_mb(None) * 1024 * 1024 + _CGROUP_OVERHEAD,
                 )
                 if group is not None:
                     self._groups.append(group)
@@ -127,6 +135,8 @@ class Verifier:
             problems += [f"no {label}" for key, label in _REQUIRED.items() if not facts.get(key)]
             if facts.get("network", True):
                 problems.append("network not isolated")
+            if facts.get("sandbox") and not facts.get("seccomp"):
+                problems.append("no seccomp filter (the kernel refused it)")
             self.isolation = dict(facts, cgroups=cgroup_note if self._groups else None)
             if problems and self.require_isolation:
                 self._shutdown_threads()
@@ -214,14 +224,18 @@ class Verifier:
             "calls": row.calls,
             "limits": {
                 "timeout_s": row.timeout_s or limits.timeout_s,
-                "memory_mb": row.memory_mb or limits.memory_mb,
+                "memory_mb": self._memory_mb(row.memory_mb),
                 "file_mb": limits.file_mb,
                 "max_procs": limits.max_procs,
                 "max_output_bytes": limits.max_output_bytes,
+                "result_items": row.result_items or limits.result_items,
             },
         }
         self._tasks.put((index, row, request, done))
         return None
+
+    def _memory_mb(self, requested: int | None) -> int:
+        return min(requested or self.limits.memory_mb, self.memory_ceiling_mb)
 
     def _serve(self, worker: Worker, started: threading.Event) -> None:
         try:
@@ -230,7 +244,7 @@ class Verifier:
             worker.proc = None
         finally:
             started.set()
-        memory_now = self.limits.memory_mb
+        memory_now = self._memory_mb(None)
         while True:
             task = self._tasks.get()
             if task is None:
@@ -269,4 +283,14 @@ def _to_verdict(row: Row, raw: dict) -> Verdict:
             outputs = [None] * len(row.calls)
     if status == "passed" and passed_n != total:
         status = "error"
-    return Verdict(row.id, status == "passed", status, passed_n, total, duration, detail, outputs)
+    signals = valid(raw.get("signals"))
+    phases = raw.get("phases")
+    phases = (
+        {k: float(v) for k, v in phases.items() if isinstance(v, int | float)}
+        if isinstance(phases, dict)
+        else None
+    )
+    return Verdict(
+        row.id, status == "passed", status, passed_n, total, duration, detail, outputs,
+        signals, phases,
+    )  # fmt: skip

@@ -41,7 +41,11 @@ def test_bundled_examples_get_the_expected_verdicts(tmp_path):
         "tests_total",
         "duration_s",
         "detail",
+        "signals",
     }
+    assert verdicts["add"]["signals"] == []
+    assert verdicts["always-equal-hack"]["signals"] == ["handle_compared"]
+    assert verdicts["early-exit-hack"]["signals"] == ["early_exit"]
     assert "rows/s" in res.stderr and "passed" in res.stderr
 
 

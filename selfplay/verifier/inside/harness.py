@@ -1,14 +1,17 @@
-"""The test process: runs a row's tests in a clean interpreter against a remote solution.
+"""The test process: runs a row's tests against the solution process, and writes the verdict.
 
-The tests never share an interpreter with the program. Names the program defines reach the
-tests as `Remote` proxies whose calls are forwarded to the solution process and answered with
-plain data (exact built-in types) or opaque handles. Consequences, by attack class:
-- early exit, signals, atexit: only end the solution process; the verdict is written here;
-- `__eq__` tricks: a returned object is a handle, and a handle never compares equal to plain
-  test data (comparisons between two handles use the program's own `__eq__`);
-- patched builtins or standard library: they are patched in the other process;
-- forged output: the verdict channel is not the program's stdout, and the program never holds it;
-- introspection: the expected values live in this process, which the program cannot read.
+The tests never share an interpreter with the program. The test process forks the solution
+process first (so that it never sees the row), then reads the row, sends the program, and
+runs the tests in a namespace built from the program's manifest:
+- modules the program imported are the real modules, imported here (standard library, a few
+  numerical packages, or anything the zygote preloaded); a program global named like a module
+  that is not one is left out (`module_shadow`), so a fake `math` never answers a test;
+- the program's exception classes are mirrored as real classes here (so `except MyError` and
+  `isinstance(e, MyError)` work), its enum and namedtuple classes as mirrors (`values`);
+- plain globals are copied, everything else is a handle (`remote.Remote`);
+- the program is importable as the module `solution` (`from solution import f`).
+Progress, signals and the verdict are JSON lines on the verdict descriptor, which only this
+process holds: the program never sees it.
 """
 
 from __future__ import annotations
@@ -17,324 +20,129 @@ import builtins
 import importlib
 import json
 import os
-import select
-import signal
 import socket
 import sys
+import time
 import traceback
+import types
 
-from . import osutil, solution, wire
-
-
-class SolutionGone(Exception):
-    """The solution process died or broke the protocol; the row cannot go on."""
-
-    def __init__(self, detail: str, status: str = "error"):
-        super().__init__(detail)
-        self.status = status
-
-
-class RemoteError(Exception):
-    """An exception of a type that is not a built-in exception, raised by the program."""
-
-
-_EXC_TYPES = {
-    name: obj
-    for name, obj in vars(builtins).items()
-    if isinstance(obj, type) and issubclass(obj, Exception)
-}
-
+from . import osutil, solution, values
+from .channel import IMPORTABLE, Channel, SolutionGone, importable
+from .signals import valid
 
 _BUILTIN_NAMES = frozenset(vars(builtins))
+MODULE_NAMES = frozenset(sys.stdlib_module_names) | IMPORTABLE | {"np", "pd"}
 
 
-def _exception(name: str, message: str):
-    cls = _EXC_TYPES.get(name)
-    if cls is None:
-        return RemoteError(f"{name}: {message}")
-    try:
-        return cls(message)
-    except Exception:
-        return RemoteError(f"{name}: {message}")
+class Reporter:
+    """JSON lines on the verdict descriptor: progress `p`, signals `s`, the verdict `v`."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.signals: list[str] = []
+        self.notes: list[str] = []
+
+    def write(self, obj: dict) -> None:
+        data = (json.dumps(obj) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def emit(self, name: str, note: str | None = None) -> None:
+        if note and len(self.notes) < 20:
+            self.notes.append(f"{name}: {note}")
+        if name not in self.signals:
+            self.signals.append(name)
+            self.write({"s": name})
 
 
-def _spawn(limits: dict, target, stdin_data: bytes = b"", with_socket: bool = True):
-    """Fork a solution process that runs `target(fd)`; returns (pid, sock, out_fd, err_fd)."""
-    parent_sock, child_sock = socket.socketpair() if with_socket else (None, None)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    stdin_fd = os.memfd_create("stdin")
-    os.write(stdin_fd, stdin_data)
-    os.lseek(stdin_fd, 0, os.SEEK_SET)
+def spawn(limits: dict, directory: str, set_limits, rep: Reporter) -> Channel:
+    """Fork the solution process (before the row is read) and wait for it to be ready.
+    Descriptors 5-7 are the test process's ends, 8-11 the solution's (see the zygote)."""
     pid = os.fork()
     if pid == 0:
-        code = 1
         try:
-            os.dup2(stdin_fd, 0)
-            os.dup2(out_w, 1)
-            os.dup2(err_w, 2)
-            if child_sock is not None:
-                os.dup2(child_sock.fileno(), 3)
+            for target, fd in ((0, 11), (1, 9), (2, 10), (3, 8)):
+                os.dup2(fd, target)
             osutil.close_fds_from(4)
-            osutil.set_limits(
-                limits["memory_mb"], limits["file_mb"], limits["max_procs"], limits["timeout_s"]
-            )
-            try:
-                with open("/proc/self/oom_score_adj", "w") as f:
-                    f.write("1000")
-            except OSError:
-                pass
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            # sys.stdin/stdout/stderr already wrap descriptors 0-2 with empty buffers (the
-            # zygote never uses them), so the dup2 calls above are enough: building new
-            # wrappers would cost more page faults than the whole program usually does.
-            code = target(3)
-        except BaseException:
-            code = 1
+            solution.main(limits, directory, set_limits)
         finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException:
-                pass
-            os._exit(code if isinstance(code, int) else 1)
-    os.close(out_w)
-    os.close(err_w)
-    os.close(stdin_fd)
-    if child_sock is not None:
-        child_sock.close()
-    return pid, parent_sock, out_r, err_r
+            os._exit(0)
+    for fd in (8, 9, 10, 11):
+        os.close(fd)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=5)
+    chan = Channel(pid, sock, 6, 7, limits, rep.emit)
+    chan.handshake()
+    return chan
 
 
-class Solution:
-    """One solution process and the pipes that carry its output."""
-
-    def __init__(self, limits: dict, target, stdin_data: bytes = b"", with_socket: bool = True):
-        self.max_output = limits["max_output_bytes"]
-        self.pid, self.sock, self.out_fd, self.err_fd = _spawn(
-            limits, target, stdin_data, with_socket
-        )
-        self.out = bytearray()
-        self.err = bytearray()
-        self.exit_status: int | None = None
-
-    # -- output -------------------------------------------------------------------------
-    def _drain(self, fd: int) -> bool:
-        data = os.read(fd, 1 << 16)
-        if not data:
-            return False
-        buf = self.out if fd == self.out_fd else self.err
-        buf += data
-        if len(self.out) + len(self.err) > self.max_output:
-            self.kill()
-            raise SolutionGone(f"output exceeded the {self.max_output}-byte limit")
-        return True
-
-    def _pump(self, until_fd: int | None) -> None:
-        """Drain output until `until_fd` is readable, or until both pipes close."""
-        open_fds = [fd for fd in (self.out_fd, self.err_fd) if fd is not None]
-        while True:
-            watch = open_fds + ([until_fd] if until_fd is not None else [])
-            if not watch:
-                return
-            ready, _, _ = select.select(watch, [], [])
-            for fd in ready:
-                if fd == until_fd:
-                    return
-                if not self._drain(fd):
-                    open_fds.remove(fd)
-                    if fd == self.out_fd:
-                        self.out_fd = None
-                    else:
-                        self.err_fd = None
-                    os.close(fd)
-
-    # -- lifecycle ----------------------------------------------------------------------
-    def wait(self) -> int:
-        self._pump(None)
-        if self.exit_status is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.exit_status = status
-        return self.exit_status
-
-    def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def gone(self) -> SolutionGone:
-        """Explain why the channel broke, after the process has ended."""
-        self.kill()
-        status = self.wait()
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            if sig == signal.SIGKILL:
-                return SolutionGone("solution process was killed (out of memory)", "memory")
-            if sig == signal.SIGXCPU:
-                return SolutionGone("solution process ran out of CPU time", "timeout")
-            return SolutionGone(f"solution process died of signal {sig}")
-        return SolutionGone(
-            f"solution process exited with code {os.WEXITSTATUS(status)} before answering"
-        )
-
-    # -- calls --------------------------------------------------------------------------
-    def recv(self):
-        try:
-            self._pump(self.sock.fileno())
-            return wire.recv(self.sock.fileno())
-        except (EOFError, ConnectionError, wire.WireError):
-            raise self.gone() from None
-
-    def request(self, op: str, args: tuple, kwargs: dict):
-        try:
-            wire.send(
-                self.sock.fileno(),
-                (op, [_ref(a) for a in args], {k: _ref(v) for k, v in kwargs.items()}),
-            )
-        except (BrokenPipeError, ConnectionError):
-            raise self.gone() from None
-        reply = self.recv()
-        if not isinstance(reply, tuple) or not reply:
-            raise self.gone()
-        tag = reply[0]
-        if tag == "v" and len(reply) == 2:
-            try:
-                return wire.check_plain(reply[1])
-            except wire.WireError as e:
-                raise SolutionGone(f"solution sent invalid data: {e}") from None
-        if tag == "h" and len(reply) == 3 and type(reply[1]) is int:
-            return Remote(self, ("h", reply[1]), str(reply[2])[:100])
-        if tag == "x" and len(reply) == 4:
-            exc = _exception(str(reply[1]), str(reply[2]))
-            exc.solution_tail = str(reply[3])[:1000]
-            raise exc
-        raise SolutionGone("solution broke the call protocol")
-
-
-def _ref(value):
-    if isinstance(value, Remote):
-        return object.__getattribute__(value, "_ref")
-    try:
-        return ("v", wire.check_plain(value))
-    except wire.WireError:
-        raise TypeError(
-            f"argument of type {type(value).__name__} cannot be passed to the solution "
-            "(only plain data and the solution's own objects can)"
-        ) from None
-
-
-def _forward(op: str):
-    def method(self, *args):
-        return object.__getattribute__(self, "_sol").request(op, (self, *args), {})
-
-    method.__name__ = f"__{op}__"
-    return method
-
-
-def _compare(op: str):
-    def method(self, other):
-        # Only compare two of the program's own objects; never a program object with test data.
-        if not isinstance(other, Remote):
-            return NotImplemented
-        return object.__getattribute__(self, "_sol").request(op, (self, other), {})
-
-    method.__name__ = f"__{op}__"
-    return method
-
-
-class Remote:
-    """A proxy for an object that lives in the solution process."""
-
-    __slots__ = ("_sol", "_ref", "_type")
-
-    def __init__(self, sol: Solution, ref: tuple, type_name: str):
-        object.__setattr__(self, "_sol", sol)
-        object.__setattr__(self, "_ref", ref)
-        object.__setattr__(self, "_type", type_name)
-
-    def __call__(self, *args, **kwargs):
-        return object.__getattribute__(self, "_sol").request("call", (self, *args), kwargs)
-
-    def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return object.__getattribute__(self, "_sol").request("getattr", (self, name), {})
-
-    def __setattr__(self, name, value):
-        object.__getattribute__(self, "_sol").request("setattr", (self, name, value), {})
-
-    def __repr__(self):
-        sol = object.__getattribute__(self, "_sol")
-        value = sol.request("repr", (self,), {})
-        return value if type(value) is str else "<remote object>"
-
-    def __str__(self):
-        value = object.__getattribute__(self, "_sol").request("str", (self,), {})
-        return value if type(value) is str else "<remote object>"
-
-    __hash__ = _forward("hash")
-    __eq__ = _compare("eq")
-    __ne__ = _compare("ne")
-    __lt__ = _compare("lt")
-    __le__ = _compare("le")
-    __gt__ = _compare("gt")
-    __ge__ = _compare("ge")
-
-
-for _op in (
-    "len",
-    "iter",
-    "next",
-    "bool",
-    "int",
-    "float",
-    "index",
-    "contains",
-    "getitem",
-    "setitem",
-    "delitem",
-    "add",
-    "sub",
-    "mul",
-    "truediv",
-    "floordiv",
-    "mod",
-    "pow",
-    "matmul",
-    "and",
-    "or",
-    "xor",
-    "lshift",
-    "rshift",
-    "neg",
-    "pos",
-    "abs",
-    "invert",
-    "enter",
-    "exit",
-):
-    setattr(Remote, f"__{_op}__", _forward(_op))
-
-
-def _namespace(sol: Solution, manifest: dict) -> dict:
-    ns: dict = {"__name__": "__test__", "__builtins__": builtins}
-    for name, (kind, value) in manifest.items():
-        # A program's `len` or `sorted` must not replace the builtins the tests rely on.
-        if type(name) is not str or name in _BUILTIN_NAMES:
-            continue
-        if kind == "module" and type(value) is str:
-            try:
-                ns[name] = importlib.import_module(value)
-            except Exception:
-                pass
-        elif kind == "value":
-            try:
-                ns[name] = wire.check_plain(value)
-            except wire.WireError:
-                pass
+def _exception_mirror(name, entries, chan: Channel, ns: dict, seen: set) -> type:
+    if isinstance(ns.get(name), type):
+        return ns[name]
+    seen.add(name)
+    _, hid, cls_name, qualname, bases = entries[name]
+    parents = []
+    for b in bases if type(bases) is list else []:
+        if type(b) is tuple and b[:1] == ("global",) and b[1] in entries and b[1] not in seen:
+            parents.append(_exception_mirror(b[1], entries, chan, ns, seen))
         else:
-            ns[name] = Remote(sol, ("g", name), "global")
+            parents.append(chan.exception_class(b) or Exception)
+    body = {"__module__": "solution", "__qualname__": str(qualname), "__str__": _program_str}
+    try:
+        cls = type(str(cls_name), tuple(parents) or (Exception,), body)
+    except TypeError:  # bases whose layouts conflict
+        cls = type(str(cls_name), (Exception,), body)
+    if type(hid) is int:
+        chan.exc_classes[hid] = cls
+    ns[name] = cls
+    return cls
+
+
+def _program_str(exc) -> str:
+    # The program's own str() of its exception (its class may format its message).
+    message = getattr(exc, "_selfplay_message", None)
+    return message if isinstance(message, str) else BaseException.__str__(exc)
+
+
+def namespace(chan: Channel, manifest: dict, rep: Reporter) -> dict:
+    test_module = types.ModuleType("__test__")
+    ns = vars(test_module)
+    ns["__builtins__"] = builtins
+    program = types.ModuleType("solution")
+    sys.modules["__test__"] = test_module
+    sys.modules["solution"] = program
+    exceptions = {}
+    for name, entry in manifest.items():
+        # A program's `len` or `sorted` must not replace the builtins the tests rely on.
+        if type(name) is not str or not name.isidentifier() or name in _BUILTIN_NAMES:
+            continue
+        if type(entry) is not tuple or not entry:
+            continue
+        kind = entry[0]
+        if kind == "module":
+            if type(entry[1]) is not str or not importable(entry[1]):
+                continue
+            try:
+                ns[name] = importlib.import_module(entry[1])
+            except Exception:
+                continue
+        elif name in MODULE_NAMES:
+            rep.emit("module_shadow", name)
+        elif kind == "value" and len(entry) == 2:
+            ns[name] = chan.dec.decode(entry[1])
+        elif kind == "remote" and len(entry) == 3 and type(entry[1]) is int:
+            ns[name] = chan.proxies.get(entry[1], str(entry[2]))
+        elif kind == "exc" and len(entry) == 5:
+            exceptions[name] = entry
+        elif kind == "enum" and len(entry) == 3:
+            ns[name] = chan.dec.enum_class(entry[1], entry[2])
+        elif kind == "ntclass" and len(entry) == 4:
+            ns[name] = chan.dec.tuple_class(entry[1], entry[2], entry[3])
+    for name in exceptions:
+        _exception_mirror(name, exceptions, chan, ns, set())
+    for name, value in ns.items():
+        if not name.startswith("__"):
+            setattr(program, name, value)
     return ns
 
 
@@ -356,125 +164,150 @@ def _failure(where: str, exc: BaseException, source: str) -> str:
 def _status_of(exc: BaseException) -> str:
     if isinstance(exc, SolutionGone):
         return exc.status
-    if isinstance(exc, MemoryError):
-        return "memory"
-    return "failed"
+    return "memory" if isinstance(exc, MemoryError) else "failed"
 
 
 def normalize_output(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
 
 
-class Reporter:
-    """Writes progress and the final verdict as JSON lines on the verdict channel."""
+class Row:
+    """One row's grading in the test process."""
 
-    def __init__(self, fd: int):
-        self.fd = fd
+    def __init__(self, req: dict, rep: Reporter, chan: Channel, phases: dict):
+        self.req, self.rep, self.chan, self.phases = req, rep, chan, phases
+        self.verdict = {"status": "passed", "tests_passed": 0, "detail": "", "outputs": None}
 
-    def write(self, obj: dict) -> None:
-        data = (json.dumps(obj) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+    def fail(self, status: str, detail: str) -> None:
+        if self.verdict["status"] == "passed":
+            self.verdict["status"], self.verdict["detail"] = status, detail
 
+    def passed_one(self) -> None:
+        self.verdict["tests_passed"] += 1
+        self.rep.write({"p": self.verdict["tests_passed"]})
 
-def run(req: dict, out_fd: int) -> None:
-    """Grade one row; called in the test process, which already dropped its privileges."""
-    rep = Reporter(out_fd)
-    limits = req["limits"]
-    program, tests, calls = req["program"], req["tests"], req.get("calls", [])
-    verdict = {"status": "passed", "tests_passed": 0, "detail": "", "outputs": None}
-
-    def fail(status: str, detail: str) -> None:
-        if verdict["status"] == "passed":
-            verdict["status"], verdict["detail"] = status, detail
-
-    fn_tests = [(i, t) for i, t in enumerate(tests) if isinstance(t, str)]
-    io_tests = [(i, t) for i, t in enumerate(tests) if not isinstance(t, str)]
-    if io_tests:  # one check here saves a process per stdin/stdout test
+    def run(self) -> dict:
+        program, tests = self.req["program"], self.req["tests"]
+        calls = self.req.get("calls", [])
+        fn_tests = [(i, t) for i, t in enumerate(tests) if isinstance(t, str)]
+        io_tests = [(i, t) for i, t in enumerate(tests) if not isinstance(t, str)]
         try:
-            compile(program, "<program>", "exec")
+            compile(program, "<program>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
-            fail("error", f"program does not compile: {type(e).__name__}: {e}")
-            rep.write({"v": verdict})
-            return
-    if fn_tests or calls:
-        _run_function_tests(program, fn_tests, calls, limits, verdict, fail, rep)
-    for i, (stdin, expected) in io_tests:
-        if verdict["status"] in ("error", "memory"):
-            break
-        _run_io_test(program, i, stdin, expected, limits, verdict, fail, rep)
-    rep.write({"v": verdict})
+            self.fail("error", f"program does not compile: {type(e).__name__}: {e}")
+            return self.verdict
+        # stdin/stdout tests first: each runs in a fresh child of the solution process, which
+        # must not have loaded the program itself yet.
+        for i, (stdin, expected) in io_tests:
+            if self.verdict["status"] in ("error", "memory", "timeout"):
+                break
+            self._io_test(i, stdin, expected)
+        if (fn_tests or calls) and self.verdict["status"] not in ("error", "memory", "timeout"):
+            self._function_tests(program, fn_tests, calls)
+        self.verdict["signals"] = self.rep.signals
+        if self.rep.notes:
+            self.verdict["notes"] = self.rep.notes
+        self.verdict["phases"] = self.phases
+        return self.verdict
 
+    def _load(self, program: str) -> dict | None:
+        self.chan.send(("load", program))
+        first = self.chan.recv()
+        if type(first) is tuple and first[:1] == ("load_error",) and len(first) == 4:
+            for sig in valid(first[3]):
+                self.rep.emit(sig)
+            status = "memory" if first[1] == "MemoryError" else "error"
+            self.fail(status, f"program raised on load: {str(first[2])[:800]}")
+            return None
+        if type(first) is not tuple or first[:1] != ("manifest",) or len(first) != 3:
+            self.fail("error", "solution broke the load protocol")
+            return None
+        for s in valid(first[2]):
+            self.rep.emit(s)
+        if type(first[1]) is not dict:
+            self.fail("error", "solution broke the load protocol")
+            return None
+        return first[1]
 
-def _run_function_tests(program, fn_tests, calls, limits, verdict, fail, rep) -> None:
-    sol = Solution(limits, lambda fd: solution.run_server(fd, program) or 0)
-    try:
-        first = sol.recv()
-    except SolutionGone as e:
-        fail(e.status, f"program did not load: {e}")
-        return
-    if type(first) is tuple and first[:1] == ("load_error",) and len(first) == 3:
-        status = "memory" if first[1] == "MemoryError" else "error"
-        fail(status, f"program raised on load: {str(first[2])[:800]}")
-        return
-    if type(first) is not tuple or first[:1] != ("manifest",) or type(first[1]) is not dict:
-        fail("error", "solution broke the load protocol")
-        return
-    ns = _namespace(sol, first[1])
-    for i, source in fn_tests:
-        where = f"<test {i}>"
+    def _function_tests(self, program, fn_tests, calls) -> None:
+        t0 = time.perf_counter()
         try:
-            exec(compile(source, where, "exec"), ns)
+            manifest = self._load(program)
+            if manifest is None:
+                return
+            ns = namespace(self.chan, manifest, self.rep)
         except SolutionGone as e:
-            fail(e.status, f"{where}: {e}")
+            self.fail(e.status, f"program did not load: {e}")
             return
-        except BaseException as e:  # a failing test, whatever it raised
-            fail(_status_of(e), _failure(where, e, source))
-            continue
-        verdict["tests_passed"] += 1
-        rep.write({"p": verdict["tests_passed"]})
-    if calls:
+        except values.WireError as e:
+            self.fail("error", f"program did not load: solution sent invalid data: {e}")
+            return
+        self.phases["load"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for i, source in fn_tests:
+            where = f"<test {i}>"
+            try:
+                exec(compile(source, where, "exec", dont_inherit=True), ns)
+            except SolutionGone as e:
+                self.fail(e.status, f"{where}: {e}")
+                return
+            except BaseException as e:  # a failing test, whatever it raised
+                self.fail(_status_of(e), _failure(where, e, source))
+                continue
+            if self.chan.dead is not None:  # a bare `except:` in the test swallowed it
+                self.fail(self.chan.dead.status, f"{where}: {self.chan.dead}")
+                return
+            self.passed_one()
+        self.phases["tests"] = time.perf_counter() - t0
+        if calls:
+            self._calls(calls, ns)
+
+    def _calls(self, calls, ns) -> None:
         outputs = []
         for j, expr in enumerate(calls):
             try:
-                value = eval(compile(expr, f"<call {j}>", "eval"), ns)
-                outputs.append(None if isinstance(value, Remote) else repr(value))
+                value = eval(compile(expr, f"<call {j}>", "eval", dont_inherit=True), ns)
+                outputs.append(None if type(value) is self.chan.proxies.cls else repr(value))
             except SolutionGone as e:
-                fail(e.status, f"<call {j}>: {e}")
+                self.fail(e.status, f"<call {j}>: {e}")
                 outputs.extend([None] * (len(calls) - j))
                 break
             except BaseException as e:
                 outputs.append(None)
-                if not verdict["detail"]:
-                    verdict["detail"] = _failure(f"<call {j}>", e, expr)
-        verdict["outputs"] = outputs
-    # The solution is not killed here: the row's PID namespace (or, degraded, its process
-    # group) is torn down by the zygote, which also catches anything the solution spawned.
+                if not self.verdict["detail"]:
+                    self.verdict["detail"] = _failure(f"<call {j}>", e, expr)
+        self.verdict["outputs"] = outputs
 
+    def _io_test(self, i: int, stdin: str, expected: str) -> None:
+        where = f"<test {i}>"
+        try:
+            status, out, err = self.chan.run_script(self.req["program"], stdin.encode())
+        except SolutionGone as e:
+            self.fail(e.status, f"{where}: {e}")
+            return
+        err_tail = err[-600:].decode("utf-8", "replace").strip()
+        if os.WIFSIGNALED(status):
+            import signal
 
-def _run_io_test(program, i, stdin, expected, limits, verdict, fail, rep) -> None:
-    where = f"<test {i}>"
-    sol = Solution(limits, lambda fd: solution.run_main(program), stdin.encode(), with_socket=False)
-    try:
-        status = sol.wait()
-    except SolutionGone as e:
-        fail(e.status, f"{where}: {e}")
-        return
-    err_tail = bytes(sol.err[-600:]).decode("utf-8", "replace").strip()
-    if os.WIFSIGNALED(status):
-        gone = sol.gone()
-        fail(gone.status, f"{where}: {gone}")
-        return
-    if os.WEXITSTATUS(status) == solution.MEMORY_EXIT:
-        fail("memory", f"{where}: MemoryError: {err_tail}")
-        return
-    if os.WEXITSTATUS(status) != 0:
-        fail("failed", f"{where}: program exited with code {os.WEXITSTATUS(status)}: {err_tail}")
-        return
-    got = bytes(sol.out).decode("utf-8", "replace")
-    if normalize_output(got) != normalize_output(expected):
-        fail("failed", f"{where}: wrong output: expected {expected[:200]!r}, got {got[:200]!r}")
-        return
-    verdict["tests_passed"] += 1
-    rep.write({"p": verdict["tests_passed"]})
+            sig = os.WTERMSIG(status)
+            if sig == signal.SIGKILL:
+                self.fail("memory", f"{where}: the program was killed (out of memory)")
+            elif sig == signal.SIGXCPU:
+                self.fail("timeout", f"{where}: the program ran out of CPU time")
+            else:
+                self.fail("error", f"{where}: the program died of signal {sig}")
+            return
+        code = os.WEXITSTATUS(status)
+        if code == solution.MEMORY_EXIT:
+            self.fail("memory", f"{where}: MemoryError: {err_tail}")
+            return
+        if code != 0:
+            self.fail("failed", f"{where}: program exited with code {code}: {err_tail}")
+            return
+        got = out.decode("utf-8", "replace")
+        if normalize_output(got) != normalize_output(expected):
+            self.fail(
+                "failed", f"{where}: wrong output: expected {expected[:200]!r}, got {got[:200]!r}"
+            )
+            return
+        self.passed_one()

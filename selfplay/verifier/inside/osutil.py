@@ -16,6 +16,10 @@ import struct
 _libc = ctypes.CDLL(None, use_errno=True)
 
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
@@ -34,6 +38,23 @@ def unshare(flags: int) -> bool:
 
 def setns(fd: int, nstype: int) -> bool:
     return _ok(_libc.setns(fd, nstype))
+
+
+def mount_tmpfs(target: str, size_bytes: int) -> bool:
+    """A fresh, empty tmpfs of at most `size_bytes` on `target` (needs CAP_SYS_ADMIN)."""
+    options = f"size={size_bytes},mode=1777".encode()
+    flags = MS_NOSUID | MS_NODEV
+    return _ok(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, options))
+
+
+def unmount(target: str) -> bool:
+    """Detach the mount on `target` (its memory is freed once nothing uses it)."""
+    return _ok(_libc.umount2(target.encode(), 2))  # MNT_DETACH
+
+
+def make_mounts_private() -> bool:
+    """Stop mounts made from now on from propagating to the namespace we came from."""
+    return _ok(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None))
 
 
 def set_dumpable(flag: bool) -> None:
@@ -61,9 +82,27 @@ def drop_privileges() -> None:
     """
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     _libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0)
-    header = _CapHeader(0x20080522, 0)
-    data = (_CapData * 2)()
-    _libc.capset(ctypes.byref(header), data)
+    _libc.capset(*_NO_CAPS)
+
+
+# Built once in the zygote: in a freshly forked process every new Python object costs page
+# faults, so the row's processes only make the call.
+_NO_CAPS = (ctypes.byref(_CapHeader(0x20080522, 0)), (_CapData * 2)())
+
+
+def write_file(path: str, data: bytes) -> bool:
+    """Write a small /proc or /sys file with plain system calls (no file object)."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, data)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def effective_caps() -> int:
@@ -111,19 +150,71 @@ def network_reachable() -> bool:
         return True
 
 
-def close_fds_from(low: int) -> None:
-    """Close every descriptor >= low (listing /proc is far cheaper than closing 65k numbers)."""
+def close_fds_except(keep: set[int]) -> None:
+    """Close every descriptor not in `keep`."""
     try:
         fds = [int(n) for n in os.listdir("/proc/self/fd")]
     except OSError:
-        os.closerange(low, 65536)
-        return
+        fds = list(range(1024))
     for fd in fds:
-        if fd >= low:
+        if fd not in keep:
             try:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def rmtree(top: str) -> bool:
+    """Remove everything below `top` (kept itself) without recursion and with two descriptors
+    at a time, however deep the tree; False if something could not be removed.
+
+    A row can leave a directory tree thousands of levels deep: recursive removal would exhaust
+    Python's stack or the descriptor limit, and paths would exceed PATH_MAX. Going back up
+    through `..` of the directory being emptied needs neither.
+    """
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        fd = os.open(top, flags)
+    except OSError:
+        return False
+    names: list[str] = []  # the path from `top` down to the directory `fd` holds
+    clean = True
+    try:
+        while True:
+            child = None
+            for entry in os.scandir(fd):
+                if entry.is_dir(follow_symlinks=False):
+                    child = entry.name
+                    break
+                try:
+                    os.unlink(entry.name, dir_fd=fd)
+                except OSError:
+                    clean = False
+            if child is not None:
+                try:
+                    sub = os.open(child, flags, dir_fd=fd)
+                except OSError:
+                    return False
+                os.close(fd)
+                fd = sub
+                names.append(child)
+                continue
+            if not names:
+                return clean
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                return False  # something in it could not be removed
+    finally:
+        os.close(fd)
+
+
+def close_fds_from(low: int) -> None:
+    """Close every descriptor >= low (one close_range system call where the kernel has it)."""
+    os.closerange(low, 1 << 20)
 
 
 def set_limits(memory_mb: int, file_mb: int, max_procs: int, cpu_s: float) -> None:

@@ -1,30 +1,25 @@
-"""Framing and plain data: how values cross between the test process and the solution.
+"""Framing: length-prefixed `marshal` frames on a stream socket, some carrying descriptors.
 
-Values travel as `marshal` frames. `marshal` serialises only exact built-in types (an int
-subclass is refused), so an object that lies about equality cannot be sent as data. The
-receiving side still re-checks every decoded value with `check_plain`, because the sender is
-untrusted and a crafted frame could carry code objects or absurd nesting.
+`marshal` writes only built-in types (an int subclass is refused), so the sender cannot smuggle
+an object that lies about equality; the receiving test process still checks every decoded
+value (`values.Decoder`), because the sender is untrusted and a crafted frame could carry code
+objects or absurd nesting.
 """
 
 from __future__ import annotations
 
+import array
 import marshal
 import os
+import socket
 import struct
 
-MAX_FRAME = 64 * 1024 * 1024
-MAX_NODES = 2_000_000
+MAX_FRAME = 1 << 30
 _HEADER = struct.Struct("<I")
-PLAIN_ATOMS = (type(None), bool, int, float, complex, str, bytes)
-PLAIN_CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
 class WireError(Exception):
-    """The peer sent something that is not a valid frame or not plain data."""
-
-
-class NotPlain(Exception):
-    """A value that cannot cross the boundary as data."""
+    """The peer sent something that is not a valid frame."""
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -38,84 +33,62 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def send(fd: int, obj) -> None:
-    data = marshal.dumps(obj)
-    if len(data) > MAX_FRAME:
-        raise NotPlain(f"value of {len(data)} bytes exceeds the {MAX_FRAME}-byte limit")
-    buf = _HEADER.pack(len(data)) + data
-    view = memoryview(buf)
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
 
 
+def encode_frame(obj) -> bytes:
+    data = marshal.dumps(obj)
+    if len(data) > MAX_FRAME:
+        raise ValueError(f"a frame of {len(data)} bytes is over the limit")
+    return _HEADER.pack(len(data)) + data
+
+
+def send(fd: int, obj) -> None:
+    _write_all(fd, encode_frame(obj))
+
+
 def recv(fd: int):
     (n,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
+    return _decode(n, _read_exact(fd, n))
+
+
+def _decode(n: int, data: bytes):
     if n > MAX_FRAME:
         raise WireError(f"frame of {n} bytes exceeds the limit")
     try:
-        return marshal.loads(_read_exact(fd, n))
+        return marshal.loads(data)
     except (ValueError, EOFError, TypeError) as e:
         raise WireError(f"malformed frame: {e}") from None
 
 
-def check_plain(value, _budget: list[int] | None = None):
-    """Return `value` if it is built only of exact plain types, else raise WireError."""
-    budget = [MAX_NODES] if _budget is None else _budget
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise WireError("value too large")
-        t = type(v)
-        if t in PLAIN_ATOMS:
-            continue
-        if t is list or t is tuple or t is set or t is frozenset:
-            stack.extend(v)
-        elif t is dict:
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        else:
-            raise WireError(f"non-plain value of type {t.__name__}")
-    return value
+def send_fds(sock: socket.socket, obj, fds: list[int]) -> None:
+    """A frame whose first byte carries `fds` (SCM_RIGHTS)."""
+    frame = encode_frame(obj)
+    if fds:
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+        if sock.sendmsg([frame[:1]], anc) != 1:
+            raise OSError("short send")
+        frame = frame[1:]
+    _write_all(sock.fileno(), frame)
 
 
-def to_plain(value):
-    """Solution side: `value` as plain data, converting numpy values; else NotPlain.
-
-    This runs in the untrusted process, so it needs no defences: whatever it produces is
-    checked again by the receiver.
-    """
-    # marshal alone is not enough: it writes any buffer (a numpy array, a bytearray) as bytes.
-    try:
-        return check_plain(value)
-    except WireError:
-        pass
-    converted = _convert(value, 0)
-    try:
-        marshal.dumps(converted)
-    except ValueError:
-        raise NotPlain(type(value).__name__) from None
-    return converted
-
-
-def _convert(v, depth):
-    if depth > 200:
-        raise NotPlain("nesting too deep")
-    t = type(v)
-    if t in PLAIN_ATOMS:
-        return v
-    mod = getattr(t, "__module__", "") or ""
-    if mod.startswith("numpy") and hasattr(v, "tolist"):
-        return _convert(v.tolist(), depth + 1)
-    if t is list:
-        return [_convert(x, depth + 1) for x in v]
-    if t is tuple:
-        return tuple(_convert(x, depth + 1) for x in v)
-    if t is dict:
-        return {_convert(k, depth + 1): _convert(x, depth + 1) for k, x in v.items()}
-    if t is set:
-        return {_convert(x, depth + 1) for x in v}
-    if t is frozenset:
-        return frozenset(_convert(x, depth + 1) for x in v)
-    raise NotPlain(t.__name__)
+def recv_fds(sock: socket.socket, max_fds: int = 8):
+    """(object, descriptors) of a frame sent with `send_fds`."""
+    fd = sock.fileno()
+    data, anc, _, _ = sock.recvmsg(1, socket.CMSG_LEN(max_fds * 4))
+    fds: list[int] = []
+    for level, kind, payload in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            a = array.array("i")
+            a.frombytes(payload[: len(payload) - len(payload) % a.itemsize])
+            fds.extend(a)
+    if not data:
+        for f in fds:
+            os.close(f)
+        raise EOFError("peer closed the channel")
+    head = data + _read_exact(fd, _HEADER.size - 1)
+    (n,) = _HEADER.unpack(head)
+    return _decode(n, _read_exact(fd, n)), fds

@@ -151,11 +151,13 @@ def test_reading_expected_values_from_caller_frames(grade):
 
 def test_reading_the_test_process_memory_or_test_files(grade):
     # The attack looks for the tests' source (which holds the expected values) in the memory,
-    # environment and open files of every process it can see, and in every file on disk.
+    # environment and open files of every process it can see, and in every file the sandbox
+    # can write or the harness reads (the installed packages are bound read-only, unchanged).
     program = (
         "import os, glob\n"
         "def leaks():\n"
         "    found = []\n"
+        "    needle = 'square' + '(4)'  # the call in the row, never in this program's text\n"
         "    me = str(os.getpid())\n"
         "    for pid in [p for p in os.listdir('/proc') if p.isdigit() and p != me]:\n"
         "        for part in ('mem', 'environ', 'cmdline', 'fd/0', 'fd/3', 'fd/4'):\n"
@@ -164,10 +166,11 @@ def test_reading_the_test_process_memory_or_test_files(grade):
         "                    data = f.read(1 << 20)\n"
         "            except OSError:\n"
         "                continue\n"
-        "            if b'square(' in data or b'HF_' in data:\n"
+        "            if needle.encode() in data or b'HF_' in data:\n"
         "                found.append(f'/proc/{pid}/{part}')\n"
-        "    for path in glob.glob('/tmp/**', recursive=True) + glob.glob('/opt/**', recursive=True):\n"
-        "        if os.path.isfile(path) and 'square(' in open(path, errors='ignore').read():\n"
+        "    places = ('/tmp', '/dev/shm', '/run', '/opt/selfplay/selfplay_inside')\n"
+        "    for path in [p for top in places for p in glob.glob(top + '/**', recursive=True)]:\n"
+        "        if os.path.isfile(path) and needle in open(path, errors='ignore').read():\n"
         "            found.append(path)\n"
         "    return found\n"
         "def square(x):\n"
@@ -195,3 +198,90 @@ def test_starving_or_crashing_leaves_the_worker_healthy(grade, verifier, attack)
         [{"id": "ok", "program": "def square(x):\n    return x * x\n", "tests": SQUARE_TESTS}] * 4
     )
     assert all(v.passed for v in ok)
+
+
+# 7. Program code answering for the tests' comparisons -------------------------------------
+def test_sub_returning_zero_passes_no_tolerance_check(grade):
+    program = (
+        "class Z:\n    def __sub__(self, o):\n        return 0.0\n    __rsub__ = __sub__\n"
+        "    def __abs__(self):\n        return 0.0\n"
+        "def square(x):\n    return Z()\n"
+    )
+    v = not_passed(
+        grade, program, ["assert abs(square(4) - 16) < 1e-6", "assert abs(16 - square(4)) < 1e-6"]
+    )
+    assert v.tests_passed == 0 and "handle_compared" in v.signals
+
+
+def test_sub_returning_an_object_whose_abs_is_zero(grade):
+    program = (
+        "class Z:\n    def __sub__(self, o):\n        return self\n"
+        "    def __abs__(self):\n        return 0.0\n    def __bool__(self):\n        return False\n"
+        "def square(x):\n    return Z()\n"
+    )
+    v = not_passed(
+        grade, program, ["assert abs(square(4) - 16) < 1e-6", "assert not (square(5) - 25)"]
+    )
+    assert v.tests_passed == 0 and "handle_compared" in v.signals
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        "import math\nassert math.isclose(square(4), 16.0)",
+        "assert int(square(4)) == 16",
+        "assert float(square(4)) == 16.0",
+        "assert round(square(4)) == 16",
+        "assert [0] * 16 == [0] * square(4)",
+        "assert square(4) >= 16 and square(4) <= 16",
+    ],
+)
+def test_objects_that_convert_to_whatever_number_is_asked(grade, test):
+    program = (
+        "class N:\n"
+        "    def __float__(self):\n        return 16.0\n    def __int__(self):\n        return 16\n"
+        "    def __index__(self):\n        return 16\n    def __round__(self, n=None):\n        return 16\n"
+        "    def __ge__(self, o):\n        return True\n    def __le__(self, o):\n        return True\n"
+        "def square(x):\n    return N()\n"
+    )
+    v = not_passed(grade, program, [test])
+    assert "handle_compared" in v.signals
+
+
+def test_a_global_named_like_a_module_does_not_answer_for_it(grade):
+    program = (
+        "class FakeMath:\n    def isclose(self, *a, **k):\n        return True\n"
+        "math = FakeMath()\n"
+        "def square(x):\n    return 0.0\n"
+    )
+    # The tests use `math` without importing it, relying on the program's import.
+    v = not_passed(grade, program, ["assert math.isclose(square(4), 16.0)"])
+    assert "module_shadow" in v.signals
+
+
+def test_a_real_module_the_program_imported_is_the_real_one(grade):
+    program = "import math\nmath.isclose = lambda *a, **k: True\ndef square(x):\n    return 0.0\n"
+    v = not_passed(grade, program, ["assert math.isclose(square(4), 16.0)"])
+    assert v.tests_passed == 0
+
+
+def test_signals_never_change_a_verdict(grade):
+    # A correct program that happens to do what attacks do still passes.
+    program = (
+        "import gc, sys\n"
+        "def square(x):\n    gc.get_objects()\n    sys._getframe(1)\n    return x * x\n"
+    )
+    v = grade(program, SQUARE_TESTS)
+    assert v.passed, v.detail
+    assert {"gc_scan", "frame_walk"} <= set(v.signals)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "SIGUSR1"])
+def test_signals_to_the_test_process_are_ignored(grade, sig):
+    program = (
+        "import os, signal\n"
+        f"def square(x):\n    os.kill(os.getppid(), signal.{sig})\n    return x * x\n"
+    )
+    v = grade(program, SQUARE_TESTS)
+    assert v.passed, v.detail  # the test process is PID 1 of the row: it does not see them
+    assert "signal_other" in v.signals

@@ -1,0 +1,346 @@
+"""The test process's end of the solution process: calls, output, refused system calls.
+
+While it waits for an answer the test process also drains the program's stdout and stderr
+(bounded) and answers the seccomp supervisor's notifications (each refused call is recorded
+as a `seccomp_denied` signal), so a program blocked in a refused call is never left waiting.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import select
+import signal
+import sys
+
+from . import seccomp, values, wire
+from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
+
+# Exception classes of these packages (and of the standard library, and of anything the
+# zygote preloaded) may be re-created in the test process by name.
+IMPORTABLE = frozenset(("numpy", "scipy", "pandas", "sympy", "networkx", "sortedcontainers"))
+
+
+def importable(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in sys.stdlib_module_names or top in IMPORTABLE or module in sys.modules
+
+
+class SolutionGone(BaseException):
+    """The solution process died or broke the protocol; the row cannot go on.
+
+    Not an Exception: a test's `except Exception` must not turn a dead program into a pass."""
+
+    def __init__(self, detail: str, status: str = "error"):
+        super().__init__(detail)
+        self.status = status
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class Channel:
+    def __init__(self, pid: int, sock, out_fd: int, err_fd: int, limits: dict, emit):
+        self.pid, self.sock_obj, self.sock = pid, sock, sock.fileno()
+        self.out, self.err = bytearray(), bytearray()
+        self.streams: dict[int, bytearray] = {out_fd: self.out, err_fd: self.err}
+        self.max_output = limits["max_output_bytes"]
+        self.emit = emit
+        self.proxies = Proxies(self)
+        self.dec = values.Decoder(limits["result_items"], self.proxies)
+        self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
+        self.dec.importable = importable
+        self.exc_classes: dict[int, type] = {}
+        self.listener: int | None = None
+        self.seccomp = "none"
+        self.names = seccomp.names_by_number()
+        self.exit_status: int | None = None
+        self.dead: SolutionGone | None = None
+
+    # -- start ----------------------------------------------------------------------------
+    def handshake(self) -> None:
+        """The solution process's first message: its seccomp mode and supervisor listener."""
+        try:
+            msg, fds = wire.recv_fds(self.sock_obj)
+        except (EOFError, OSError, wire.WireError):
+            raise self.gone() from None
+        if type(msg) is not tuple or msg[:1] != ("ready",):
+            raise SolutionGone("the solution process did not start")
+        self.seccomp = str(msg[1])
+        if fds:
+            self.listener = fds[0]
+            for extra in fds[1:]:
+                os.close(extra)
+
+    # -- output and the supervisor ---------------------------------------------------------
+    def _drain(self, fd: int, streams: dict[int, bytearray]) -> bool:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return False
+        if sum(map(len, streams.values())) + len(data) > self.max_output:
+            self.emit("output_flood")
+            self.kill()
+            self.dead = SolutionGone(f"output exceeded the {self.max_output}-byte limit")
+            raise self.dead
+        streams[fd] += data
+        return True
+
+    def pump(self, until: int | None, streams: dict[int, bytearray] | None = None) -> None:
+        """Drain output and answer the supervisor until `until` is readable (with None:
+        until every stream has closed). Closed streams leave `streams`."""
+        streams = self.streams if streams is None else streams
+        while True:
+            if until is None and not streams:
+                return
+            watch = [*streams, *(fd for fd in (until, self.listener) if fd is not None)]
+            ready, _, _ = select.select(watch, [], [])
+            for fd in ready:
+                if fd == until:
+                    return
+                if fd == self.listener:
+                    refused = seccomp.answer(fd, self.names)
+                    if refused is not None:
+                        self.emit("seccomp_denied", refused)
+                elif not self._drain(fd, streams):
+                    del streams[fd]
+                    os.close(fd)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self) -> int:
+        if self.exit_status is None:
+            _, self.exit_status = os.waitpid(self.pid, 0)
+        return self.exit_status
+
+    def gone(self, expected: bool = False) -> SolutionGone:
+        """Explain why the channel broke, once the process has ended."""
+        self.dead = self._gone(expected)
+        return self.dead
+
+    def _gone(self, expected: bool) -> SolutionGone:
+        if self.dead is not None:
+            return self.dead
+        self.kill()
+        status = self.wait()
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig == signal.SIGKILL:
+                return SolutionGone("solution process was killed (out of memory)", "memory")
+            if sig == signal.SIGXCPU:
+                return SolutionGone("solution process ran out of CPU time", "timeout")
+            if not expected:
+                self.emit("early_exit")
+            return SolutionGone(f"solution process died of signal {sig}")
+        if not expected:
+            self.emit("early_exit")
+        return SolutionGone(
+            f"solution process exited with code {os.WEXITSTATUS(status)} before answering"
+        )
+
+    # -- messages -------------------------------------------------------------------------
+    def recv(self):
+        try:
+            self.pump(self.sock)
+            return wire.recv(self.sock)
+        except (EOFError, ConnectionError):
+            raise self.gone() from None
+        except wire.WireError as e:
+            self.emit("channel_forgery")
+            self.kill()
+            self.dead = SolutionGone(f"solution sent an invalid frame: {e}")
+            raise self.dead from None
+
+    def send(self, msg, fds: list[int] | None = None) -> None:
+        try:
+            if fds:
+                wire.send_fds(self.sock_obj, msg, fds)
+            else:
+                wire.send(self.sock, msg)
+        except (BrokenPipeError, ConnectionError, OSError):
+            raise self.gone() from None
+
+    def _signals(self, names) -> None:
+        from .signals import valid
+
+        for name in valid(names):
+            self.emit(name)
+
+    def _bad(self, what: str) -> SolutionGone:
+        self.emit("channel_forgery")
+        self.kill()
+        self.dead = SolutionGone(f"solution broke the call protocol ({what})")
+        return self.dead
+
+    def request(self, op: str, args: tuple, kwargs: dict):
+        if self.dead is not None:
+            raise self.dead
+        watched = [i for i, a in enumerate(args) if type(a) in values.MUTABLE]
+        watched += [k for k, v in kwargs.items() if type(v) in values.MUTABLE]
+        msg = (
+            op,
+            [self.dec.encode(a) for a in args],
+            {k: self.dec.encode(v) for k, v in kwargs.items()},
+            watched,
+        )
+        self.send(msg)
+        reply = self.recv()
+        if type(reply) is not tuple or not reply:
+            raise self._bad("reply")
+        tag = reply[0]
+        try:
+            if tag == "r" and len(reply) == 4:
+                self._signals(reply[2])
+                self._mutations(reply[3], watched, args, kwargs)
+                return self.dec.decode(reply[1])
+            if tag == "x" and len(reply) == 8:
+                self._signals(reply[6])
+                self._mutations(reply[7], watched, args, kwargs)
+                raise self.exception(*reply[1:6])
+        except values.WireError as e:
+            raise self._bad(str(e)) from None
+        raise self._bad(f"tag {tag!r}")
+
+    def batch(self, iterator: Remote, n: int):
+        """Up to n items of a program iterator: (items, exhausted, exception or None)."""
+        self.send(("next", [("n", self.proxies.ref(iterator)), ("v", n)], {}, []))
+        reply = self.recv()
+        if type(reply) is not tuple or len(reply) != 5 or reply[0] != "b":
+            if type(reply) is tuple and reply[:1] == ("x",) and len(reply) == 8:
+                self._signals(reply[6])
+                return [], False, self.exception(*reply[1:6])
+            raise self._bad("batch")
+        try:
+            self._signals(reply[4])
+            items = self.dec.decode(reply[1])
+            exc = self.exception(*reply[3]) if reply[3] is not None else None
+        except (values.WireError, TypeError) as e:
+            raise self._bad(str(e)) from None
+        if type(items) is not list:
+            raise self._bad("batch items")
+        return items, reply[2] is True, exc
+
+    def _mutations(self, muts, watched, args, kwargs) -> None:
+        if type(muts) is not list:
+            raise values.WireError("malformed mutations")
+        for item in muts:
+            if type(item) is not tuple or len(item) != 2 or item[0] not in watched:
+                raise values.WireError("malformed mutation")
+            key, node = item
+            target = args[key] if type(key) is int else kwargs[key]
+            new = self.dec.decode(node)
+            if type(new) is type(target):
+                values.update_in_place(target, new)
+
+    # -- exceptions -----------------------------------------------------------------------
+    def exception_class(self, ref) -> type | None:
+        if type(ref) is not tuple or not ref:
+            return None
+        if ref[0] == "h" and len(ref) == 2:
+            return self.exc_classes.get(ref[1])
+        if ref[0] == "builtin" and len(ref) == 2:
+            return EXCEPTIONS.get(ref[1])
+        if ref[0] == "module" and len(ref) == 4 and all(type(x) is str for x in ref[1:]):
+            _, module, qualname, fallback = ref
+            if importable(module):
+                try:
+                    obj = importlib.import_module(module)
+                    for part in qualname.split("."):
+                        obj = getattr(obj, part)
+                    if isinstance(obj, type) and issubclass(obj, BaseException):
+                        return obj
+                except Exception:
+                    pass
+            return EXCEPTIONS.get(fallback)
+        return None
+
+    def exception(self, ref, args_msg, message, tail, attrs_msg) -> BaseException:
+        cls = self.exception_class(ref)
+        message = message if type(message) is str else ""
+        args = (message,)
+        if args_msg is not None:
+            decoded = self.dec.decode(args_msg)
+            if type(decoded) is tuple:
+                args = decoded
+        if cls is None:
+            exc: BaseException = RemoteError(message)
+        else:
+            try:
+                exc = cls(*args)
+            except Exception:
+                exc = cls.__new__(cls)
+                exc.args = args
+            if attrs_msg is not None:
+                attrs = self.dec.decode(attrs_msg)
+                for k, v in attrs.items() if type(attrs) is dict else ():
+                    try:
+                        setattr(exc, k, v)
+                    except Exception:
+                        pass
+        if cls is not None and cls in self.exc_classes.values():
+            exc._selfplay_message = message
+        exc.solution_tail = str(tail)[:1000] if type(tail) is str else ""
+        return exc
+
+    # -- stdin/stdout tests ---------------------------------------------------------------
+    def run_script(self, program: str, stdin: bytes) -> tuple[int, bytes, bytes]:
+        """Run the program as a script in a fresh child of the solution process:
+        (wait status, stdout, stderr)."""
+        if self.dead is not None:
+            raise self.dead
+        stdin_fd = os.memfd_create("stdin")
+        os.write(stdin_fd, stdin)
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        (out_r, out_w), (err_r, err_w), (sig_r, sig_w) = os.pipe(), os.pipe(), os.pipe()
+        try:
+            self.send(("io", program), [stdin_fd, out_w, err_w, sig_w])
+        finally:
+            for fd in (stdin_fd, out_w, err_w, sig_w):
+                os.close(fd)
+        out, err, sig = bytearray(), bytearray(), bytearray()
+        streams = {out_r: out, err_r: err, sig_r: sig}
+        child = None
+        try:
+            while True:
+                try:
+                    self.pump(self.sock, streams)
+                    msg = wire.recv(self.sock)
+                except SolutionGone:
+                    if child is not None:
+                        _kill(child)
+                    raise
+                except (EOFError, ConnectionError, wire.WireError):
+                    raise self.gone() from None
+                if type(msg) is tuple and msg[:1] == ("io_pid",) and type(msg[1]) is int:
+                    child = msg[1]
+                elif type(msg) is tuple and msg[:1] == ("io_done",) and type(msg[1]) is int:
+                    status = msg[1]
+                    break
+                else:
+                    raise self._bad("script protocol")
+            # What the script's orphans write after it ended does not count: take what is
+            # there and close.
+            while streams:
+                ready, _, _ = select.select(list(streams), [], [], 0)
+                if not ready:
+                    break
+                for fd in ready:
+                    data = os.read(fd, 1 << 16)
+                    if not data or sum(map(len, streams.values())) > self.max_output:
+                        del streams[fd]
+                        os.close(fd)
+                    else:
+                        streams[fd] += data
+        finally:
+            for fd in streams:
+                os.close(fd)
+        self._signals(bytes(sig).decode("ascii", "replace").split())
+        return status, bytes(out), bytes(err)

@@ -1,0 +1,271 @@
+"""Handles in the test process: proxies for objects that stay in the solution process.
+
+The rule for a handle (`Remote`), which decides what program code may answer for a test:
+- it supports what a program's own object is for: calling it and its methods, reading and
+  setting attributes (`__name__`, `__doc__`, `__qualname__`, `__module__` and `__class__`
+  included), indexing, `len`, `bool`, `str`/`repr`, `hash`, iteration (items arrive in
+  batches), `with`, `isinstance`/`issubclass` with it as the class, unary `-`, `+`, `abs`, `~`,
+  and being passed back to the program;
+- comparison (`==`, `<`, ...) between a handle and test data never asks the program: `==` is
+  False, ordering raises TypeError. Between two handles it asks the program (both objects are
+  its own, as in `Vec2(2, -1) * 3 == Vec2(6, -3)`);
+- conversion of a handle to a number (`int`, `float`, `complex`, `index`, `round`, ...) raises
+  TypeError: numbers cross as data, never as objects that say which number they are;
+- arithmetic between a handle and test data asks the program, but its result must be a
+  program object, never data, and that object is *marked*: it was computed from test data
+  that the program saw, so a marked handle (and anything computed from it) cannot become data
+  through `abs`, `-`, `+`, `~`, `bool` or `len`. This is what defeats `__sub__`: in
+  `abs(candidate(x) - expected) < 1e-6` the program sees `expected` and could answer anything;
+  here its answer is refused.
+Every refusal fails the test and records a `handle_compared` signal. An object that claims to
+equal everything, or whose `__sub__` returns 0.0, passes nothing.
+
+No method is defined on `Remote` under a plain name, so no attribute of a program object is
+shadowed by the proxy's own (its state lives in name-mangled slots).
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+
+_FORWARDED_DUNDERS = frozenset(
+    ("__name__", "__qualname__", "__annotations__", "__defaults__", "__kwdefaults__",
+     "__wrapped__", "__dict__", "__mro__", "__bases__")
+)  # fmt: skip
+
+
+def _chan(r):
+    return object.__getattribute__(r, "_Remote__c")
+
+
+class Remote:
+    """A proxy for an object that lives in the solution process."""
+
+    __slots__ = ("__c", "__h", "__t", "__buf", "__n", "__end", "__m", "__weakref__")
+
+    def __init__(self, channel, hid: int, type_name: str):
+        object.__setattr__(self, "_Remote__c", channel)
+        object.__setattr__(self, "_Remote__h", hid)
+        object.__setattr__(self, "_Remote__t", type_name)
+        object.__setattr__(self, "_Remote__buf", None)
+        object.__setattr__(self, "_Remote__n", 1)
+        object.__setattr__(self, "_Remote__end", None)
+        object.__setattr__(self, "_Remote__m", False)
+
+    def __call__(self, *args, **kwargs):
+        return _chan(self).request("call", (self, *args), kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__") and name not in _FORWARDED_DUNDERS:
+            raise AttributeError(name)
+        return _chan(self).request("getattr", (self, name), {})
+
+    def __setattr__(self, name, value):
+        _chan(self).request("setattr", (self, name, value), {})
+
+    def __delattr__(self, name):
+        _chan(self).request("delattr", (self, name), {})
+
+    @property
+    def __class__(self):
+        return _chan(self).request("getattr", (self, "__class__"), {})
+
+    @property
+    def __doc__(self):
+        return _chan(self).request("getattr", (self, "__doc__"), {})
+
+    @property
+    def __module__(self):
+        return _chan(self).request("getattr", (self, "__module__"), {})
+
+    def __repr__(self):
+        value = _chan(self).request("repr", (self,), {})
+        return value if type(value) is str else "<remote object>"
+
+    def __str__(self):
+        value = _chan(self).request("str", (self,), {})
+        return value if type(value) is str else "<remote object>"
+
+    def __format__(self, spec):
+        if spec:
+            raise TypeError("a program object cannot be formatted with a format spec")
+        return str(self)
+
+    def __hash__(self):
+        value = _chan(self).request("hash", (self,), {})
+        if type(value) is not int:
+            raise TypeError("__hash__ did not return an int")
+        return value
+
+    def __bool__(self):
+        _unmarked(self, "bool")
+        value = _chan(self).request("bool", (self,), {})
+        if type(value) is not bool:
+            raise TypeError("__bool__ did not return a bool")
+        return value
+
+    def __len__(self):
+        _unmarked(self, "len")
+        value = _chan(self).request("len", (self,), {})
+        if type(value) is not int or value < 0:
+            raise TypeError("__len__ did not return a non-negative int")
+        return value
+
+    def __dir__(self):
+        value = _chan(self).request("dir", (self,), {})
+        return [x for x in value if type(x) is str] if type(value) is list else []
+
+    def __iter__(self):
+        it = _chan(self).request("iter", (self,), {})
+        if type(it) is not Remote:
+            raise TypeError("iter() of a program object did not return an iterator")
+        return it
+
+    def __reversed__(self):
+        return _chan(self).request("reversed", (self,), {})
+
+    def __next__(self):
+        buf = object.__getattribute__(self, "_Remote__buf")
+        if buf:
+            return buf.popleft()
+        end = object.__getattribute__(self, "_Remote__end")
+        if end is not None:
+            object.__setattr__(self, "_Remote__end", StopIteration())
+            raise end
+        n = object.__getattribute__(self, "_Remote__n")
+        object.__setattr__(self, "_Remote__n", min(2 * n, 1024))
+        items, done, exc = _chan(self).batch(self, n)
+        if buf is None:
+            buf = collections.deque()
+            object.__setattr__(self, "_Remote__buf", buf)
+        buf.extend(items)
+        if exc is not None or done:
+            object.__setattr__(self, "_Remote__end", exc if exc is not None else StopIteration())
+        return Remote.__next__(self)
+
+    def __getitem__(self, key):
+        return _chan(self).request("getitem", (self, key), {})
+
+    def __setitem__(self, key, value):
+        _chan(self).request("setitem", (self, key, value), {})
+
+    def __delitem__(self, key):
+        _chan(self).request("delitem", (self, key), {})
+
+    def __enter__(self):
+        return _chan(self).request("enter", (self,), {})
+
+    def __exit__(self, *exc):
+        return _chan(self).request("exit", (self, *exc), {})
+
+    def __instancecheck__(self, obj):
+        return _chan(self).request("isinstance", (self, obj), {}) is True
+
+    def __subclasscheck__(self, sub):
+        return _chan(self).request("issubclass", (self, sub), {}) is True
+
+
+def _marked(r) -> bool:
+    return object.__getattribute__(r, "_Remote__m")
+
+
+def _unmarked(r, op: str) -> None:
+    if _marked(r):
+        _chan(r).emit("handle_compared")
+        raise TypeError(
+            f"{op}() of a program object computed from test data would let the program answer"
+        )
+
+
+def _compare(op: str):
+    def method(self, other):
+        if type(other) is Remote:
+            return _chan(self).request(op, (self, other), {})
+        _chan(self).emit("handle_compared")
+        return NotImplemented  # == falls back to identity (never equal); ordering raises
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+def _arithmetic(op: str, reflected: bool = False):
+    def method(self, other):
+        chan = _chan(self)
+        both = type(other) is Remote
+        result = chan.request(("r" if reflected else "") + op, (self, other), {})
+        if both and not (_marked(self) or _marked(other)):
+            return result  # two program objects: the program's business
+        if type(result) is not Remote:
+            chan.emit("handle_compared")
+            raise TypeError(
+                f"a program object combined with test data ({op}) gave data, not an object"
+            )
+        object.__setattr__(result, "_Remote__m", True)
+        return result
+
+    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    return method
+
+
+def _refused(op: str):
+    def method(self, *args):
+        _chan(self).emit("handle_compared")
+        raise TypeError(f"a program object cannot be converted to a number ({op})")
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+def _unary(op: str):
+    def method(self):
+        _unmarked(self, op)
+        return _chan(self).request(op, (self,), {})
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
+for _op in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Remote, f"__{_op}__", _compare(_op))
+ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "lshift", "rshift")  # fmt: skip
+for _op in ARITHMETIC:
+    setattr(Remote, f"__{_op}__", _arithmetic(_op))
+    setattr(Remote, f"__r{_op}__", _arithmetic(_op, reflected=True))
+for _op in ("int", "float", "complex", "index", "round", "trunc", "floor", "ceil", "divmod",
+            "rdivmod"):  # fmt: skip
+    setattr(Remote, f"__{_op}__", _refused(_op))
+for _op in ("neg", "pos", "abs", "invert"):
+    setattr(Remote, f"__{_op}__", _unary(_op))
+
+
+class Proxies:
+    """One proxy per handle, so that `is` holds between two arrivals of the same object."""
+
+    cls = Remote
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.by_hid: dict[int, Remote] = {}
+
+    def get(self, hid: int, type_name: str) -> Remote:
+        r = self.by_hid.get(hid)
+        if r is None:
+            r = self.by_hid[hid] = Remote(self.channel, hid, type_name[:100])
+        return r
+
+    @staticmethod
+    def ref(r: Remote) -> tuple:
+        return ("h", object.__getattribute__(r, "_Remote__h"), "")
+
+
+class RemoteError(Exception):
+    """An exception of a class the tests cannot name, raised by the program."""
+
+
+EXCEPTIONS = {
+    name: obj
+    for name, obj in vars(builtins).items()
+    if isinstance(obj, type) and issubclass(obj, BaseException)
+}

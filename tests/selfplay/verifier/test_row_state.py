@@ -1,0 +1,138 @@
+"""Nothing survives a row: files, IPC objects, keyrings and the memory they hold.
+
+Each test runs a writer row and then a reader row in the same worker (a one-worker pool), so
+the reader would see whatever the writer could leave behind.
+"""
+
+import os
+
+import pytest
+
+from selfplay.verifier import Verifier, cgroups
+
+LIBC = "import ctypes, ctypes.util, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    with Verifier(workers=1, timeout_s=10, memory_mb=512) as v:
+        yield v
+
+
+def two_rows(verifier, writer: str, reader: str):
+    rows = [
+        {"id": "writer", "program": writer, "tests": ["pass"]},  # a test, so that it runs
+        {"id": "reader", "program": reader, "tests": [], "calls": ["left()"]},
+    ]
+    first, second = verifier.grade(rows)
+    assert first.status == "passed", first.detail
+    return second
+
+
+def test_sysv_shared_memory_semaphores_and_queues_die_with_the_row(one_worker):
+    writer = LIBC + (
+        "shm = libc.shmget(0x5E1F, 4096, 0o1600)\n"  # IPC_CREAT | 0600
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "addr = libc.shmat(shm, None, 0)\n"
+        "ctypes.memmove(addr, b'left by an earlier row', 22)\n"
+        "assert libc.semget(0x5E1F, 1, 0o1600) >= 0\n"
+        "assert libc.msgget(0x5E1F, 0o1600) >= 0\n"
+        "assert shm >= 0\n"
+    )
+    reader = LIBC + (
+        "def left():\n"
+        "    return [libc.shmget(0x5E1F, 0, 0), libc.semget(0x5E1F, 0, 0), libc.msgget(0x5E1F, 0)]\n"
+    )
+    v = two_rows(one_worker, writer, reader)
+    assert v.outputs == ["[-1, -1, -1]"], (v.outputs, v.detail)
+
+
+def test_posix_message_queues_die_with_the_row(one_worker):
+    mq = LIBC + (
+        "rt = ctypes.CDLL(ctypes.util.find_library('rt') or 'librt.so.1', use_errno=True)\n"
+        "rt.mq_open.restype = ctypes.c_int\n"
+    )
+    writer = (
+        mq
+        + "q = rt.mq_open(b'/selfplay-left', os.O_CREAT | os.O_RDWR, 0o600, None)\nassert q >= 0, ctypes.get_errno()\n"
+    )
+    reader = mq + "def left():\n    return rt.mq_open(b'/selfplay-left', os.O_RDWR)\n"
+    v = two_rows(one_worker, writer, reader)
+    assert v.outputs == ["-1"], (v.outputs, v.detail)
+
+
+def test_files_in_every_writable_place_die_with_the_row(one_worker):
+    places = ("/tmp/left", "/dev/shm/left", "/run/selfplay/left", "left-in-cwd")
+    writer = "".join(f"open({p!r}, 'w').write('x')\n" for p in places)
+    reader = f"import os\ndef left():\n    return [p for p in {places!r} if os.path.exists(p)]\n"
+    v = two_rows(one_worker, writer, reader)
+    assert v.outputs == ["[]"], (v.outputs, v.detail)
+
+
+def test_a_directory_tree_thousands_of_levels_deep_leaves_the_worker_healthy(one_worker):
+    writer = (
+        "import os\nos.chdir('/tmp')\n"
+        "for _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n"
+        "open('deep', 'w').write('x')\n"
+    )
+    reader = "import os\ndef left():\n    return os.listdir('/tmp')\n"
+    v = two_rows(one_worker, writer, reader)
+    assert v.outputs == ["[]"], (v.outputs, v.detail)
+
+
+def test_memory_a_row_parks_in_shared_memory_is_released_with_it(one_worker):
+    # A row that fills SysV shared memory and leaves it attached to nothing: before per-row
+    # IPC namespaces the pages stayed charged to the worker until it was OOM-killed.
+    filler = LIBC + (
+        "size = 300 << 20\n"
+        "shm = libc.shmget(0, size, 0o1600)\n"  # IPC_PRIVATE
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "addr = libc.shmat(shm, None, 0)\n"
+        "assert shm >= 0 and addr not in (None, -1 & (2**64 - 1))\n"
+        "ctypes.memset(addr, 1, size)\n"
+        "libc.shmdt(ctypes.c_void_p(addr))\n"
+    )
+    legit = {"id": "ok", "program": "def f(x):\n    return x + 1\n", "tests": ["assert f(1) == 2"]}
+    for i in range(6):
+        fill, ok = one_worker.grade(
+            [{"id": f"fill{i}", "program": filler, "tests": ["pass"]}, legit]
+        )
+        assert fill.status == "passed", fill.detail
+        assert ok.passed, (i, ok.detail)
+
+
+def test_no_keyring_access(grade):
+    program = LIBC + (
+        "def add_key():\n"
+        "    libc.syscall.restype = ctypes.c_long\n"
+        "    rc = libc.syscall(SYS_ADD_KEY, b'user', b'selfplay', b'left', 4, -3)\n"
+        "    return rc, ctypes.get_errno()\n"
+    )
+    import platform
+
+    from selfplay.verifier.inside import seccomp
+
+    nr = seccomp.ARCHES[platform.machine()][2]["add_key"]
+    v = grade(program.replace("SYS_ADD_KEY", str(nr)), [], calls=["add_key()"])
+    assert v.outputs == ["(-1, 1)"], (v.outputs, v.detail)  # EPERM
+    assert "seccomp_denied" in v.signals
+
+
+def test_a_row_cannot_ask_for_more_memory_than_the_machine_has(grade):
+    program = "import resource\ndef cap():\n    return resource.getrlimit(resource.RLIMIT_AS)[0]\n"
+    v = grade(program, [], calls=["cap()"], memory_mb=65536)
+    limit = int(v.outputs[0])
+    assert 0 < limit <= cgroups.memory_ceiling_bytes(), limit
+    assert limit < 65536 << 20 or cgroups.memory_ceiling_bytes() >= 65536 << 20
+
+
+def test_worker_cgroups_live_beneath_the_callers_own(one_worker):
+    one_worker.start()
+    groups = [d for g in one_worker._groups for d in g.dirs]
+    if not groups:  # no writable hierarchy: the verifier must have said so
+        assert one_worker.isolation["cgroups"] is None
+        return
+    for d in groups:
+        parent = os.path.dirname(d)
+        own = [cgroups.v1_base(c) for c in ("pids", "memory")] + [cgroups.v2_base()]
+        assert parent in [o for o in own if o], (d, own)

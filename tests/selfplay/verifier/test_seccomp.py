@@ -1,0 +1,81 @@
+"""The seccomp filter: one test per class of refused system call, each reported as a signal.
+
+The calls are made with raw `syscall(2)` numbers from the filter's own table, so the tests run
+on every architecture the filter knows.
+"""
+
+import platform
+
+import pytest
+
+from selfplay.verifier.inside import seccomp
+
+NR = seccomp.ARCHES[platform.machine()][2]
+
+PROGRAM = """
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def call(nr, *args):
+    rc = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
+    return rc, ctypes.get_errno()
+
+def sock(family, kind):
+    try:
+        socket.socket(family, kind).close()
+        return "opened"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+"""
+
+CALLS = {
+    # a nested user namespace (full capabilities inside it), by unshare and by clone
+    "unshare(CLONE_NEWUSER)": (NR["unshare"], 0x10000000),
+    "clone(CLONE_NEWUSER)": (NR["clone"], 0x10000000 | 17, 0, 0, 0, 0),
+    "setns": (NR["setns"], 0, 0),
+    "mount": (NR["mount"], 0, 0, 0, 0, 0),
+    "ptrace(PTRACE_ATTACH, parent)": (NR["ptrace"], 16, "PPID", 0, 0),
+    "process_vm_readv": (NR["process_vm_readv"], "PPID", 0, 0, 0, 0, 0),
+    "keyctl": (NR["keyctl"], 0, -3, 0, 0),
+    "bpf": (NR["bpf"], 0, 0, 0),
+    "perf_event_open": (NR["perf_event_open"], 0, 0, -1, -1, 0),
+    "userfaultfd": (NR["userfaultfd"], 0),
+    "io_uring_setup": (NR["io_uring_setup"], 1, 0),
+    "init_module": (NR["init_module"], 0, 0, 0),
+    "kexec_load": (NR["kexec_load"], 0, 0, 0, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_refused_system_call(grade, name):
+    nr, *args = CALLS[name]
+    args = ", ".join("os.getppid()" if a == "PPID" else str(a) for a in args)
+    v = grade(PROGRAM, [], calls=[f"call({nr}, {args})" if args else f"call({nr})"])
+    assert v.outputs == ["(-1, 1)"], (name, v.outputs, v.detail)  # EPERM
+    assert "seccomp_denied" in v.signals
+
+
+@pytest.mark.parametrize("family", ["AF_NETLINK", "AF_PACKET", "AF_VSOCK", "AF_ALG"])
+def test_refused_socket_families(grade, family):
+    v = grade(PROGRAM, [], calls=[f"sock(socket.{family}, socket.SOCK_RAW)"])
+    assert v.outputs == ["'EPERM'"], (family, v.outputs, v.detail)
+    assert "seccomp_denied" in v.signals
+
+
+def test_ordinary_sockets_threads_and_processes_still_work(grade):
+    program = PROGRAM + (
+        "import threading, multiprocessing, subprocess, sys\n"
+        "def ordinary():\n"
+        "    a, b = socket.socketpair()\n"
+        "    a.send(b'x'); got = b.recv(1)\n"
+        "    t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n        os._exit(7)\n"
+        "    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n"
+        "    out = subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout\n"
+        "    return got, code, out, sock(socket.AF_INET, socket.SOCK_STREAM)\n"
+    )
+    v = grade(program, [], calls=["ordinary()"], timeout_s=20)
+    assert v.outputs == ["(b'x', 7, b'1\\n', 'opened')"], (v.outputs, v.detail)
+    assert "seccomp_denied" not in v.signals
