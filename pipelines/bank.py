@@ -154,6 +154,19 @@ def stats(
     for bucket, n in rate["histogram"].items():
         table.add_row(f"solve rate {bucket}", str(n))
     table.add_row("rounds (finished)", f"{data['rounds']['total']} ({data['rounds']['finished']})")
+    hacks = data["hack_signals"]
+    if hacks["rate"] is not None:
+        table.add_row(
+            "attempts with hack signals", f"{hacks['attempts_with_signals']} ({hacks['rate']:.1%})"
+        )
+        for name, n in hacks["by_signal"].items():
+            table.add_row(f"hack signal: {name}", str(n))
+        for group in ("by_solver", "by_round"):
+            label = group.removeprefix("by_")
+            for key, g in hacks[group].items():
+                table.add_row(
+                    f"hack signals, {label} {key}", f"{g['with_signals']}/{g['attempts']}"
+                )
     stdout.print(table)
 
 

@@ -86,6 +86,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX rejections_reason ON rejections(reason);
     CREATE INDEX tasks_ids ON tasks(contaminated, id);
     """,
+    # 3: the reward-hacking signals the verifier observed in each attempt (a JSON list).
+    """
+    ALTER TABLE attempts ADD COLUMN signals TEXT NOT NULL DEFAULT '[]';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

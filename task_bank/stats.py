@@ -38,6 +38,7 @@ def summary(bank: Bank) -> dict[str, Any]:
                 histogram[label] += 1
                 break
     rounds = q("SELECT COUNT(*), COUNT(finished_at) FROM rounds").fetchone()
+    hacks = hack_signals(bank)
     return {
         "path": str(bank.path),
         "schema_version": bank.schema_version,
@@ -58,6 +59,39 @@ def summary(bank: Bank) -> dict[str, Any]:
             "histogram": histogram,
         },
         "rounds": {"total": rounds[0], "finished": rounds[1]},
+        "hack_signals": hacks,
+    }
+
+
+def hack_signals(bank: Bank) -> dict[str, Any]:
+    """How often attempts showed reward-hacking signals: overall, per signal, per solver and
+    per round (a rate is attempts with at least one signal over attempts)."""
+    q = bank.conn.execute
+    by_signal = dict(
+        q(
+            "SELECT s.value, COUNT(*) FROM attempts, json_each(attempts.signals) s "
+            "GROUP BY s.value ORDER BY COUNT(*) DESC"
+        ).fetchall()
+    )
+
+    def grouped(column: str) -> dict[str, dict[str, Any]]:
+        out = {}
+        for key, n, flagged in q(
+            f"SELECT {column}, COUNT(*), SUM(signals != '[]') FROM attempts "
+            f"GROUP BY {column} ORDER BY {column}"
+        ):
+            out[str(key)] = {"attempts": n, "with_signals": flagged, "rate": round(flagged / n, 6)}
+        return out
+
+    total, flagged = q(
+        "SELECT COUNT(*), COALESCE(SUM(signals != '[]'), 0) FROM attempts"
+    ).fetchone()
+    return {
+        "attempts_with_signals": flagged,
+        "rate": round(flagged / total, 6) if total else None,
+        "by_signal": by_signal,
+        "by_solver": grouped("solver"),
+        "by_round": grouped("round_id"),
     }
 
 

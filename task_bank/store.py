@@ -14,7 +14,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,8 @@ class Attempt:
     round_id: int | None = None
     step: int = 0
     created_at: float | None = None
+    # Reward-hacking signals the verifier observed (names from selfplay.verifier.SIGNALS).
+    signals: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -407,6 +409,7 @@ class Bank:
                 a.round_id,
                 int(a.step),
                 a.created_at or now,
+                json.dumps(sorted(set(a.signals))),
             )
             for a in attempts
         ]
@@ -414,7 +417,7 @@ class Bank:
             try:
                 c.executemany(
                     "INSERT INTO attempts (task_id, solver, answer, status, passed, reward, "
-                    "round_id, step, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "round_id, step, created_at, signals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
             except sqlite3.IntegrityError:

@@ -91,6 +91,26 @@ def _provenance(bank_summary: dict[str, Any]) -> str:
     )
 
 
+def _hack_signals(hacks: dict[str, Any]) -> str:
+    """What the verifier saw solver attempts try (signals explain verdicts, never change them)."""
+    if not hacks.get("rate") and not hacks.get("by_signal"):
+        return "The verifier observed no reward-hacking attempts in the bank's solver attempts."
+    rows = [(name, n) for name, n in hacks.get("by_signal", {}).items()]
+    solvers = [
+        (name, g["attempts"], g["with_signals"], f"{g['rate']:.1%}")
+        for name, g in hacks.get("by_solver", {}).items()
+    ]
+    return (
+        f"{hacks.get('attempts_with_signals', 0)} solver attempts ({hacks['rate']:.1%}) showed "
+        "at least one reward-hacking signal: something no ordinary program does, observed by "
+        "the sandbox (frame walks, gc scans, /proc memory, refused system calls, program "
+        "objects compared with test data...). Signals explain verdicts and never change them.\n\n"
+        + _table(("signal", "attempts"), rows)
+        + "\n\n"
+        + _table(("solver", "attempts", "with signals", "rate"), solvers)
+    )
+
+
 def size_category(n: int) -> str:
     return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
 
@@ -201,6 +221,8 @@ def render(
         + _provenance(bank_summary)
         + " Export options: "
         f"`{ {k: v for k, v in options.items() if v not in (None, [], False)} }`.",
+        "## Reward-hacking signals",
+        _hack_signals(bank_summary.get("hack_signals") or {}),
         "## Reward",
         "The ground truth of each task is a JSON string (`selfplay.ground_truth/1`). "
         "`selfplay.rewards` grades a response with the same verifier: the last fenced code "

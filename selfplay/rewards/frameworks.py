@@ -20,14 +20,17 @@ from selfplay.rewards.pool import shared_verifier
 
 
 def _verl_result(score: Score) -> dict[str, Any]:
-    # verl averages numeric extras into its metrics, so they stay numbers; `reason` is text.
+    # verl averages numeric extras into its metrics, so they stay numbers; `reason` and
+    # `signals` are text (comma-separated signal names).
     return {
         "score": score.score,
         "acc": score.score == 1.0,
         "answered": float(score.answered),
         "tests_passed": score.tests_passed,
         "tests_total": score.tests_total,
+        "hack_signal": float(bool(score.signals)),
         "reason": score.reason,
+        "signals": ",".join(score.signals),
     }
 
 
@@ -91,7 +94,16 @@ class TrlReward:
             )
         texts = [completion_text(c) for c in completions]
         verifier = shared_verifier(self.workers, self.timeout_s)
-        return [s.score for s in grade_responses(texts, list(labels), verifier)]
+        scores = grade_responses(texts, list(labels), verifier)
+        log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
+        if callable(log_extra):  # TRL's completions table
+            log_extra("selfplay_reason", [s.reason for s in scores])
+            log_extra("selfplay_signals", [",".join(s.signals) for s in scores])
+        if callable(log_metric) and scores:
+            log_metric(
+                "selfplay/hack_signal_rate", sum(bool(s.signals) for s in scores) / len(scores)
+            )
+        return [s.score for s in scores]
 
 
 _default = TrlReward()
@@ -113,4 +125,6 @@ def openrlhf_reward(queries: list[str], prompts: list[str], labels: list[str], *
     scores = grade_responses(responses, list(labels), shared_verifier())
     rewards = torch.tensor([s.score for s in scores], dtype=torch.float32)
     answered = torch.tensor([float(s.answered) for s in scores], dtype=torch.float32)
-    return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": {"answered": answered}}
+    hacked = torch.tensor([float(bool(s.signals)) for s in scores], dtype=torch.float32)
+    extra = {"answered": answered, "hack_signal": hacked}
+    return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": extra}

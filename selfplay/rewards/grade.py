@@ -9,7 +9,7 @@ code only ever runs inside the verifier.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from selfplay.rewards.extract import (
@@ -39,6 +39,8 @@ class Score:
     tests_passed: int = 0
     tests_total: int = 0
     detail: str = ""
+    # Reward-hacking attempts the sandbox observed while grading (never change the score).
+    signals: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,4 +149,5 @@ def grade_responses(
         verdicts = verifier.grade([row for _, _, row in pending])
         for (i, gt, _), verdict in zip(pending, verdicts, strict=True):
             scores[i] = _decide(gt, verdict)
+            scores[i].signals = list(getattr(verdict, "signals", []))
     return [s for s in scores if s is not None]

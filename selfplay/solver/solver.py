@@ -167,6 +167,7 @@ class Solver:
                         reward=solver_reward(passed),
                         round_id=round_id,
                         step=step,
+                        signals=list(verdict.signals) if verdict is not None else [],
                     )
                 )
             rate = successes / n

@@ -110,18 +110,11 @@ def mbpp(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-_SOLUTION_IMPORT = re.compile(r"^\s*from\s+solution\s+import\s+.*$", re.MULTILINE)
-
-
 def _pytest_cases(test_module: str) -> list[str]:
-    """One self-contained snippet per zero-argument test function or test method."""
-    module = _SOLUTION_IMPORT.sub("", test_module)
-    module = re.sub(
-        r"^\s*import\s+solution\s*$",
-        "import sys as _sys\nsolution = _sys.modules[__name__]",
-        module,
-        flags=re.MULTILINE,
-    )
+    """One self-contained snippet per zero-argument test function or test method. The module
+    is kept as written: the verifier's test process serves the program as the module
+    `solution`, so `from solution import f` and `import solution` work."""
+    module = test_module
     try:
         tree = ast.parse(module)
     except (SyntaxError, ValueError):

@@ -148,3 +148,24 @@ def test_recording_the_same_rejection_twice_counts_once(bank):
     bank.add_rejections([r])
     bank.add_rejections([r, Rejection("src", "item-2", "reference_failed")])
     assert bank.rejection_counts() == {"reference_failed": 2}
+
+
+def test_hack_signal_rates_per_solver_and_round(tmp_path):
+    from task_bank.stats import summary
+
+    with Bank(tmp_path / "b.db") as bank:
+        a, b = _task(1), _task(2)
+        bank.add_tasks([a, b])
+        r1, r2 = bank.start_round(), bank.start_round()
+        attempts = [
+            Attempt(a.id, "m1", "x", "failed", False, 0.0, r1, signals=["gc_scan", "frame_walk"]),
+            Attempt(a.id, "m1", "x", "passed", True, 1.0, r1),
+            Attempt(b.id, "m2", "x", "failed", False, 0.0, r2, signals=["seccomp_denied"]),
+            Attempt(b.id, "m2", "x", "failed", False, 0.0, r2, signals=["seccomp_denied"]),
+        ]
+        bank.add_attempts(attempts)
+        hacks = summary(bank)["hack_signals"]
+    assert hacks["attempts_with_signals"] == 3 and hacks["rate"] == 0.75
+    assert hacks["by_signal"] == {"seccomp_denied": 2, "gc_scan": 1, "frame_walk": 1}
+    assert hacks["by_solver"]["m1"] == {"attempts": 2, "with_signals": 1, "rate": 0.5}
+    assert hacks["by_round"][str(r2)] == {"attempts": 2, "with_signals": 2, "rate": 1.0}

@@ -26,7 +26,12 @@ def _attempts(tasks: dict) -> list[tuple[str, str, str]]:
         (CODEGEN, "solver-b", "I am not sure."),
         (DEDUCTION, "solver-a", f"```python\n{tasks[DEDUCTION].examples[0]['output']}\n```"),
         (DEDUCTION, "solver-a", "```python\n'hello world'\n```"),
-        (INDUCTION, "solver-a", "```python\ndef shift_vowels(s):\n    return s\n```"),
+        # A wrong answer that also scans the heap: stored with its hack signal.
+        (
+            INDUCTION,
+            "solver-a",
+            "```python\nimport gc\ngc.get_objects()\ndef shift_vowels(s):\n    return s\n```",
+        ),
     ]
 
 
@@ -61,7 +66,17 @@ def build_bank(path: Path, verifier) -> Path:
         scores = grade_responses(responses, labels, verifier)
         round_id = bank.start_round({"purpose": "export tests"})
         bank.add_attempts(
-            Attempt(tid, solver, response, s.reason, s.score == 1.0, s.score, round_id, step)
+            Attempt(
+                tid,
+                solver,
+                response,
+                s.reason,
+                s.score == 1.0,
+                s.score,
+                round_id,
+                step,
+                signals=s.signals,
+            )  # fmt: skip
             for step, ((tid, solver, response), s) in enumerate(zip(made, scores, strict=True))
         )
         bank.finish_round(round_id, {"attempts": len(made)})

@@ -16,6 +16,7 @@ SECTIONS = (
     "## Difficulty",
     "## Deduplication and decontamination",
     "## How it was generated",
+    "## Reward-hacking signals",
     "## Reward",
     "## How to train on it",
 )
@@ -57,6 +58,8 @@ def test_body_reports_counts_histogram_and_what_was_dropped(bank_path, tmp_path)
     assert "1 finished self-play rounds and 7 solver attempts (3 passing; " in body
     assert "solvers: solver-a, solver-b" in body
     assert "GRPOTrainer" in body and "trl_reward" in body and "verl" in body
+    assert "1 solver attempts (14.3%) showed at least one reward-hacking signal" in body
+    assert "| gc_scan | 1 |" in body and "| solver-a | 5 | 1 | 20.0% |" in body
 
 
 def test_size_categories_follow_the_hub_buckets():

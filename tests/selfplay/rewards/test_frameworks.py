@@ -130,3 +130,27 @@ def test_openrlhf_reward_file_strips_the_prompt_from_queries(codegen):
     assert out["rewards"].tolist() == [1.0, 0.0]
     assert out["scores"].tolist() == [1.0, 0.0]
     assert out["extra_logs"]["answered"].tolist() == [1.0, 0.0]
+
+
+def test_trl_reward_logs_reasons_and_hack_signals_through_trls_callbacks(codegen):
+    task, label = codegen
+    hack = fence(task.program + "\nimport gc\ngc.get_objects()\n")
+    extra, metrics = {}, {}
+    scores = trl_reward(
+        ["p", "p"],
+        [fence(task.program), hack],
+        ground_truth=[label, label],
+        log_extra=lambda column, values: extra.setdefault(column, []).extend(values),
+        log_metric=lambda name, value: metrics.setdefault(name, []).append(value),
+    )
+    assert scores == [1.0, 1.0]  # a signal never changes a reward
+    assert extra == {"selfplay_reason": ["passed", "passed"], "selfplay_signals": ["", "gc_scan"]}
+    assert metrics == {"selfplay/hack_signal_rate": [0.5]}
+
+
+def test_verl_results_carry_hack_signals_as_extra_keys(codegen):
+    task, label = codegen
+    hack = fence(f"import os\ndef {task.entry_point}(*a):\n    os._exit(0)\n")
+    (result,) = compute_score_batch(["selfplay/codegen"], [hack], [label], None)
+    assert result["score"] == 0.0 and result["hack_signal"] == 1.0
+    assert "early_exit" in result["signals"].split(",")

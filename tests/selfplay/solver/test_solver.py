@@ -94,3 +94,12 @@ def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier, answer
     config = SolverConfig(samples=3, learnability="absolute_zero")
     (result,) = Solver(backend, verifier, config).attempt([tasks["deduction"]]).results
     assert result.learnability == pytest.approx(2 / 3)
+
+
+def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier, answers):
+    hack = "def f(s):\n    import gc\n    gc.get_objects()\n    return s[::-1].upper()\n"
+    backend = answers({MARKERS["codegen"]: [hack, REPLIES["codegen"][0]]})
+    report = Solver(backend, verifier, SolverConfig(samples=2)).attempt([tasks["codegen"]])
+    hacked, clean = report.attempts
+    assert hacked.passed and hacked.signals == ["gc_scan"]  # a signal never changes a verdict
+    assert clean.passed and clean.signals == []
