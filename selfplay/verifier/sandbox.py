@@ -124,7 +124,7 @@ def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 
         cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
     size = str(scratch_mb * 1024 * 1024)
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
-    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--dir", "/run/selfplay"]
+    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--size", size, "--tmpfs", "/run/selfplay"]
     cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
     for host, inside in mounts:
         if not inside.startswith("/usr/"):

@@ -1,8 +1,9 @@
-"""The test process's end of the solution process: calls, output, refused system calls.
+"""The test process's end of the solution process: calls, output, and the supervisor.
 
-While it waits for an answer the test process also drains the program's stdout and stderr
-(bounded) and answers the seccomp supervisor's notifications (each refused call is recorded
-as a `seccomp_denied` signal), so a program blocked in a refused call is never left waiting.
+While it waits for an answer the test process drains the program's stdout and stderr
+(bounded). Refused system calls are answered by `supervise`, a thread of the test process
+that holds the seccomp listener (each refusal is recorded as a `seccomp_denied` signal), so a
+process blocked in a refused call is never left waiting, the test process included.
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ class SolutionGone(BaseException):
         self.status = status
 
 
+_NAMES = seccomp.names_by_number()
+
+
+def supervise(listener: int, emit) -> None:
+    """Answer every refused system call of the row with EPERM, recording each (a thread)."""
+    record = lambda name: emit("seccomp_denied", name)  # noqa: E731
+    while True:
+        if seccomp.answer(listener, _NAMES, record) is None and seccomp.listener_closed(listener):
+            return
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -55,26 +67,8 @@ class Channel:
         self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
         self.dec.importable = importable
         self.exc_classes: dict[int, type] = {}
-        self.listener: int | None = None
-        self.seccomp = "none"
-        self.names = seccomp.names_by_number()
         self.exit_status: int | None = None
         self.dead: SolutionGone | None = None
-
-    # -- start ----------------------------------------------------------------------------
-    def handshake(self) -> None:
-        """The solution process's first message: its seccomp mode and supervisor listener."""
-        try:
-            msg, fds = wire.recv_fds(self.sock_obj)
-        except (EOFError, OSError, wire.WireError):
-            raise self.gone() from None
-        if type(msg) is not tuple or msg[:1] != ("ready",):
-            raise SolutionGone("the solution process did not start")
-        self.seccomp = str(msg[1])
-        if fds:
-            self.listener = fds[0]
-            for extra in fds[1:]:
-                os.close(extra)
 
     # -- output and the supervisor ---------------------------------------------------------
     def _drain(self, fd: int, streams: dict[int, bytearray]) -> bool:
@@ -96,16 +90,12 @@ class Channel:
         while True:
             if until is None and not streams:
                 return
-            watch = [*streams, *(fd for fd in (until, self.listener) if fd is not None)]
+            watch = [*streams, until] if until is not None else list(streams)
             ready, _, _ = select.select(watch, [], [])
             for fd in ready:
                 if fd == until:
                     return
-                if fd == self.listener:
-                    refused = seccomp.answer(fd, self.names)
-                    if refused is not None:
-                        self.emit("seccomp_denied", refused)
-                elif not self._drain(fd, streams):
+                if not self._drain(fd, streams):
                     del streams[fd]
                     os.close(fd)
 

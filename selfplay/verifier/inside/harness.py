@@ -57,7 +57,7 @@ class Reporter:
 
 
 def spawn(limits: dict, directory: str, set_limits, rep: Reporter) -> Channel:
-    """Fork the solution process (before the row is read) and wait for it to be ready.
+    """Fork the solution process (before the row is read; it inherits the seccomp filter).
     Descriptors 5-7 are the test process's ends, 8-11 the solution's (see the zygote)."""
     pid = os.fork()
     if pid == 0:
@@ -71,9 +71,7 @@ def spawn(limits: dict, directory: str, set_limits, rep: Reporter) -> Channel:
     for fd in (8, 9, 10, 11):
         os.close(fd)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=5)
-    chan = Channel(pid, sock, 6, 7, limits, rep.emit)
-    chan.handshake()
-    return chan
+    return Channel(pid, sock, 6, 7, limits, rep.emit)
 
 
 def _exception_mirror(name, entries, chan: Channel, ns: dict, seen: set) -> type:
@@ -191,11 +189,12 @@ class Row:
         calls = self.req.get("calls", [])
         fn_tests = [(i, t) for i, t in enumerate(tests) if isinstance(t, str)]
         io_tests = [(i, t) for i, t in enumerate(tests) if not isinstance(t, str)]
-        try:
-            compile(program, "<program>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
-            self.fail("error", f"program does not compile: {type(e).__name__}: {e}")
-            return self.verdict
+        if io_tests:  # one check here saves a process per stdin/stdout test
+            try:
+                compile(program, "<program>", "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+                self.fail("error", f"program does not compile: {type(e).__name__}: {e}")
+                return self.verdict
         # stdin/stdout tests first: each runs in a fresh child of the solution process, which
         # must not have loaded the program itself yet.
         for i, (stdin, expected) in io_tests:

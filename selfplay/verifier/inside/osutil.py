@@ -18,8 +18,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
-MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
@@ -38,23 +36,6 @@ def unshare(flags: int) -> bool:
 
 def setns(fd: int, nstype: int) -> bool:
     return _ok(_libc.setns(fd, nstype))
-
-
-def mount_tmpfs(target: str, size_bytes: int) -> bool:
-    """A fresh, empty tmpfs of at most `size_bytes` on `target` (needs CAP_SYS_ADMIN)."""
-    options = f"size={size_bytes},mode=1777".encode()
-    flags = MS_NOSUID | MS_NODEV
-    return _ok(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, options))
-
-
-def unmount(target: str) -> bool:
-    """Detach the mount on `target` (its memory is freed once nothing uses it)."""
-    return _ok(_libc.umount2(target.encode(), 2))  # MNT_DETACH
-
-
-def make_mounts_private() -> bool:
-    """Stop mounts made from now on from propagating to the namespace we came from."""
-    return _ok(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None))
 
 
 def set_dumpable(flag: bool) -> None:

@@ -307,9 +307,18 @@ def install(notify: bool) -> int | None:
     return rc if notify else None
 
 
-def answer(listener: int, names: dict[int, str]) -> str | None:
-    """Receive one notification, refuse the call with EPERM; the refused call's name, or None
-    when the notification was already gone (its process died)."""
+def listener_closed(listener: int) -> bool:
+    try:
+        os.fstat(listener)
+        return False
+    except OSError:
+        return True
+
+
+def answer(listener: int, names: dict[int, str], record=None) -> str | None:
+    """Receive one notification and refuse the call with EPERM; the refused call's name, or
+    None when the notification was already gone (its process died). `record(name)` runs
+    before the caller is answered, so nothing the caller does next can outrun the record."""
     buf = bytearray(_NOTIF.size)
     try:
         fcntl.ioctl(listener, _NOTIF_RECV, buf, True)
@@ -317,9 +326,12 @@ def answer(listener: int, names: dict[int, str]) -> str | None:
         return None
     fields = _NOTIF.unpack(buf)
     notif_id, nr, arg0 = fields[0], fields[3], fields[6]
+    name = names.get(nr, str(nr))
+    name = f"{name}({arg0})" if name == "socket" else name
+    if record is not None:
+        record(name)
     try:
         fcntl.ioctl(listener, _NOTIF_SEND, _RESP.pack(notif_id, 0, -errno.EPERM, 0))
     except OSError:
         pass  # the caller was killed meanwhile
-    name = names.get(nr, str(nr))
-    return f"{name}({arg0})" if name == "socket" else name
+    return name

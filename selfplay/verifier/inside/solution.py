@@ -4,8 +4,9 @@ It is forked by the test process *before* the test process reads the row, so its
 nothing of the row: not the tests, not the expected outputs, not an earlier row (the zygote it
 descends from never reads rows). What reaches it afterwards is the program text and, call by
 call, the arguments the tests pass. It starts by closing every descriptor but its own four
-(stdin, stdout, stderr, the call channel to the test process), installs the seccomp filter
-(refused calls are reported to the test process) and its rlimits, then waits for:
+(stdin, stdout, stderr, the call channel to the test process) and sets its rlimits; it
+inherits the seccomp filter the test process installed (refused calls are answered by the test
+process's supervisor thread). It then waits for:
 - `("io", program)` with four descriptors: fork a child that runs the program as a script on
   that stdin (stdin/stdout tests), report its pid, then its exit status;
 - `("load", program)`: become the program's server. The program is a real module named
@@ -27,7 +28,7 @@ import sys
 import traceback
 import types
 
-from . import seccomp, signals, values, wire
+from . import signals, values, wire
 from .osutil import close_fds_from
 
 # Exit code of a script that ran out of memory; the harness reports status "memory".
@@ -332,20 +333,7 @@ def _io_child(program: str, directory: str) -> None:
 
 def main(limits: dict, directory: str, set_limits) -> None:
     """The solution process (descriptors 0-2 and the channel on 3 are in place)."""
-    listener, mode = None, "none"
-    if seccomp.supported():
-        try:
-            listener, mode = seccomp.install(notify=True), "notify"
-        except OSError:
-            try:
-                seccomp.install(notify=False)
-                mode = "errno"
-            except OSError:
-                pass
     channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
-    wire.send_fds(channel, ("ready", mode), [listener] if listener is not None else [])
-    if listener is not None:
-        os.close(listener)
     set_limits(limits)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     sys.path.append(directory)  # so that `import solution` finds the program's file
