@@ -231,12 +231,16 @@ class TransformersBackend(Backend):
             use_cache=True,
             logits_to_keep=1,
         )
-        cache = out.past_key_values
+        # transformers 5 names the cache `cache` (its old name, `past_key_values`, is
+        # deprecated and goes in 5.40); older releases only know `past_key_values`.
+        cache, name = getattr(out, "cache", None), "cache"
+        if cache is None:
+            cache, name = out.past_key_values, "past_key_values"
         cache.batch_repeat_interleave(samples)
         return {
             "input_ids": ids.repeat_interleave(samples, dim=0),
             "attention_mask": mask.repeat_interleave(samples, dim=0),
-            "past_key_values": cache,
+            name: cache,
         }
 
     def _completion(self, row: list[int], sampling: Sampling) -> Completion:

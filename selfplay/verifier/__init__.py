@@ -54,14 +54,20 @@ What crosses back, and how comparisons work
 -------------------------------------------
 Values the program returns are rebuilt in the test process by the standard library, never by
 running program code there: exact built-in types, and Counter, defaultdict, OrderedDict,
-deque, namedtuples, enum members, Fraction, Decimal, bytearray, array, range, dict views and
-datetime values (`inside/values.py`). Anything else is a handle (`inside/remote.py`): methods,
-attributes, indexing, iteration, `len`, `bool`, `str` and comparison with other handles ask
-the program; comparison with test data never does (`==` is False, ordering fails), conversion
-to a number fails, and arithmetic with test data must yield a program object that is then
-*marked* and cannot become data through `abs`, `-`, `bool` or `len`. Arguments the program
-mutates in place are copied back into the tests' objects after each call. Program globals
-named like modules only stand for the real module (imported in the test process).
+deque, namedtuples, enum members, Fraction, Decimal, bytearray, array, range, slices, dict
+views, datetime values, numpy arrays and scalars, and standard-library functions and classes
+(`inside/values.py`, `inside/simple.py`). Anything else is a handle (`inside/remote.py`):
+methods, attributes, indexing, iteration, `len`, `bool`, `str`, formatting, copying and
+comparison with other handles ask the program; comparison with test data never does (`==` is
+False, ordering fails), conversion to a number fails, and arithmetic with test data must yield
+a program object that is then *marked* and cannot become a number through `abs` or `-`.
+Arguments the program mutates in place are copied back into the tests' objects after each
+call, an argument the program returns comes back as the tests' own object, and globals the
+program changes during a call are updated in the tests' namespace. Everything the solution
+process sends, its manifest of globals included, is checked as untrusted: no dunder name is
+taken (a forged `__builtins__` replaces nothing), builtins keep their meaning (the program's
+`max` is `solution.max`), and a module name only ever stands for the real module of the
+standard library or a few numerical packages, imported in the test process.
 
 Reward-hacking signals
 ----------------------
@@ -82,12 +88,22 @@ Not covered
   instead); processes that call setsid can then outlive their row, and rows share IPC.
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
-- Only data and the program's own objects cross: a test cannot pass a function (a lambda, say)
-  to the program, a handle is never equal to test data even if its class would say so, and
-  mirrored enum and namedtuple classes have the program's names, members and fields (their
-  methods are asked of the program), not its other class attributes.
+- Only data, the program's own objects and standard-library functions cross: a test cannot
+  pass its own function (a lambda, say) to the program, a handle is never equal to test data
+  even if its class would say so (subclasses of list or dict included), and mirrored enum and
+  namedtuple classes have the program's names, members, fields and defaults (their methods
+  are asked of the program), not its other class attributes or custom ordering.
+- Data crosses as a copy: a returned list is the tests' own, so a test that mutates what the
+  program returned and expects the program to see it (an internal list leaked by a getter)
+  sees the copy; changes the tests make to the program's globals stay in the tests.
 - Generators are consumed in growing batches (1, 2, 4, ... up to 1024 items per round trip),
   so a generator with side effects visible to the tests may run a few items ahead.
+- `type(obj)` of a program object in a test is the proxy's class (`obj.__class__` and
+  `isinstance` work); `inspect.signature`, `dataclasses.asdict` and subclassing a program
+  class in a test do not; `contextlib.redirect_stdout` and mocks of builtins in the tests do
+  not reach the program; a call costs a round trip between two processes (about 0.1 ms).
+- The paths of the directories bound into the sandbox (interpreter, packages) are visible in
+  /proc/self/mountinfo; the test process's memory size is visible in /proc.
 """
 
 from selfplay.verifier.inside.signals import NAMES as SIGNALS

@@ -96,7 +96,11 @@ def _code_block(text: str) -> str:
 def mbpp(record: dict[str, Any]) -> dict[str, Any]:
     _require(record, "text", "code", "test_list")
     code, tests = _text(record, "code"), _string_list(record, "test_list")
-    setup = record.get("test_setup_code") or ""
+    # The tests' own imports (MBPP lists them apart): a test must not rely on the program's.
+    imports = record.get("test_imports")
+    imports = imports.tolist() if hasattr(imports, "tolist") else imports
+    imports = "\n".join(i for i in imports if isinstance(i, str)) if isinstance(imports, list) else ""
+    setup = "\n".join(part for part in (imports, record.get("test_setup_code") or "") if part)
     entry = _entry_point(code, tests)
     row: dict[str, Any] = {
         "kind": "codegen",

@@ -1,10 +1,14 @@
 """Runs `SelfPlay` with the scripted backend, as a real process that tests kill.
 
-Usage: python run_scripted.py BANK ROUNDS [DELAY_S]. Every completion takes DELAY_S, so
-a SIGKILL lands inside a round. Proposals vary with a counter kept next to the bank, so
-a restarted process proposes new programs instead of repeating the killed one's.
+Usage: python run_scripted.py BANK ROUNDS [DELAY_S]. Every completion takes DELAY_S, and
+the number of completions this process has produced is kept in `BANK.progress`, so a test can
+kill it at points chosen from the run's own progress rather than by wall-clock guesses.
+Proposals vary with a counter kept next to the bank, so a restarted process proposes new
+programs instead of repeating the killed one's. Both files are replaced atomically: a SIGKILL
+never leaves them empty.
 """
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,12 +20,22 @@ from selfplay.verifier import Verifier
 from task_bank.store import Bank
 
 
-def script(counter: Path, delay: float):
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def script(counter: Path, progress: Path, delay: float):
+    done = [0]
+
     def reply(prompt: Prompt, index: int) -> str:
         time.sleep(delay)
+        done[0] += 1
+        write_atomically(progress, str(done[0]))
         if prompt.prefill.endswith("def f("):  # a proposal's program
             k = int(counter.read_text()) if counter.exists() else 2
-            counter.write_text(str(k + 1))
+            write_atomically(counter, str(k + 1))
             return f'x):\n    """Return {k} times x plus one."""\n    return x * {k} + 1\n```'
         if prompt.prefill.endswith("f("):  # a proposal's inputs
             return "1)\nf(2)\nf(5)\nf(-3)\n```"
@@ -40,7 +54,9 @@ def main() -> None:
             "solver": {"tasks": 2, "samples": 2},
         }
     )
-    backend = ScriptedBackend("scripted", script=script(bank_path.with_suffix(".counter"), delay))
+    counter, progress = bank_path.with_suffix(".counter"), bank_path.with_suffix(".progress")
+    progress.unlink(missing_ok=True)
+    backend = ScriptedBackend("scripted", script=script(counter, progress, delay))
     with Bank(bank_path) as bank, Verifier(workers=2, timeout_s=3.0) as verifier:
         for summary in SelfPlay(bank, backend, verifier, config).run():
             print(f"round {summary.round}: admitted {summary.admitted}", flush=True)

@@ -120,6 +120,13 @@ def scripted(bank: Path, rounds: int, delay: float = 0.0, **kw):
     )
 
 
+def _completions(progress: Path) -> int:
+    try:
+        return int(progress.read_text())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
 def snapshot(bank: Path) -> dict:
     with sqlite3.connect(bank) as c:
         return {
@@ -214,16 +221,20 @@ def test_the_command_with_the_scripted_backend(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_at_any_point_then_resume(tmp_path):
-    """Kill the run repeatedly at growing delays, then let it finish: the bank ends with
-    exactly the rounds asked for, every task seen at a kill is still there, each round has
-    one metrics line, and no task was attempted twice within a round."""
+    """Kill the run repeatedly at points taken from its own progress (after the 1st, 3rd,
+    6th, ... completion of each new process, wherever that lands), then let it finish: the
+    bank ends with exactly the rounds asked for, every task seen at a kill is still there, each
+    round has one metrics line, and no task was attempted twice within a round."""
     bank = tmp_path / "b.db"
     small_bank(bank)
+    progress = bank.with_suffix(".progress")
     kept: set[str] = set()
     kills = 0
-    for wait in (1.5, 3.0, 4.5, 6.0, 7.5, 9.0):
-        proc = scripted(bank, 2, delay=0.3)
-        time.sleep(wait)
+    for after in (1, 3, 6, 10, 15, 21):
+        progress.unlink(missing_ok=True)  # a count from the killed process must not count
+        proc = scripted(bank, 2, delay=0.05)
+        while proc.poll() is None and _completions(progress) < after:
+            time.sleep(0.01)
         if proc.poll() is not None:
             break
         os.kill(proc.pid, signal.SIGKILL)

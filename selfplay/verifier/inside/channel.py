@@ -17,14 +17,19 @@ import sys
 from . import seccomp, values, wire
 from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
 
-# Exception classes of these packages (and of the standard library, and of anything the
-# zygote preloaded) may be re-created in the test process by name.
+# Modules the test process imports when the program names them (a module global, a class of
+# an exception or enum): the standard library and these packages. Never anything else, and
+# never a module the program could stand behind: `solution`, the tests' own namespace, or this
+# harness (a program that names `selfplay_inside.channel.SolutionGone` gets nothing).
 IMPORTABLE = frozenset(("numpy", "scipy", "pandas", "sympy", "networkx", "sortedcontainers"))
+_NEVER = frozenset(("solution", "__test__", "__main__", __name__.split(".")[0]))
 
 
 def importable(module: str) -> bool:
     top = module.split(".")[0]
-    return top in sys.stdlib_module_names or top in IMPORTABLE or module in sys.modules
+    if top in _NEVER or not top.isidentifier():
+        return False
+    return top in sys.stdlib_module_names or top in IMPORTABLE
 
 
 class SolutionGone(BaseException):
@@ -63,9 +68,11 @@ class Channel:
         self.max_output = limits["max_output_bytes"]
         self.emit = emit
         self.proxies = Proxies(self)
-        self.dec = values.Decoder(limits["result_items"], self.proxies)
+        self.dec = values.Decoder(limits["result_items"], self.proxies, importable)
         self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
-        self.dec.importable = importable
+        self.dec.exception_ref = self.exception_ref
+        # globals(name, entry): a program global changed during a call (set by the harness).
+        self.on_global = None
         self.exc_classes: dict[int, type] = {}
         self.exit_status: int | None = None
         self.dead: SolutionGone | None = None
@@ -186,42 +193,53 @@ class Channel:
         if type(reply) is not tuple or not reply:
             raise self._bad("reply")
         tag = reply[0]
+        if len(reply) != 4 or tag not in ("r", "x"):
+            raise self._bad(f"tag {tag!r}")
         try:
-            if tag == "r" and len(reply) == 4:
-                self._signals(reply[2])
-                self._mutations(reply[3], watched, args, kwargs)
-                return self.dec.decode(reply[1])
-            if tag == "x" and len(reply) == 8:
-                self._signals(reply[6])
-                self._mutations(reply[7], watched, args, kwargs)
-                raise self.exception(*reply[1:6])
+            self._signals(reply[2])
+            self._changes(reply[3], watched, args, kwargs)
+            if tag == "x":
+                exc = self.exception(reply[1])
+            else:
+                value = reply[1]
+                if type(value) is tuple and len(value) == 2 and value[0] == "a":
+                    if value[1] not in watched:
+                        raise values.WireError("a result naming an argument that was not passed")
+                    key = value[1]  # the program returned that argument itself
+                    return args[key] if type(key) is int else kwargs[key]
+                return self.dec.decode(value)
         except values.WireError as e:
             raise self._bad(str(e)) from None
-        raise self._bad(f"tag {tag!r}")
+        raise exc
 
     def batch(self, iterator: Remote, n: int):
         """Up to n items of a program iterator: (items, exhausted, exception or None)."""
         self.send(("next", [("n", self.proxies.ref(iterator)), ("v", n)], {}, []))
         reply = self.recv()
         if type(reply) is not tuple or len(reply) != 5 or reply[0] != "b":
-            if type(reply) is tuple and reply[:1] == ("x",) and len(reply) == 8:
-                self._signals(reply[6])
-                return [], False, self.exception(*reply[1:6])
+            if type(reply) is tuple and reply[:1] == ("x",) and len(reply) == 4:
+                self._signals(reply[2])
+                return [], False, self.exception(reply[1])
             raise self._bad("batch")
         try:
             self._signals(reply[4])
             items = self.dec.decode(reply[1])
-            exc = self.exception(*reply[3]) if reply[3] is not None else None
+            exc = self.exception(reply[3]) if reply[3] is not None else None
         except (values.WireError, TypeError) as e:
             raise self._bad(str(e)) from None
         if type(items) is not list:
             raise self._bad("batch items")
         return items, reply[2] is True, exc
 
-    def _mutations(self, muts, watched, args, kwargs) -> None:
-        if type(muts) is not list:
-            raise values.WireError("malformed mutations")
-        for item in muts:
+    def _changes(self, changes, watched, args, kwargs) -> None:
+        """Arguments the program mutated (copied back in place) and globals it changed."""
+        if type(changes) is not list:
+            raise values.WireError("malformed changes")
+        for item in changes:
+            if type(item) is tuple and len(item) == 3 and item[0] == "g":
+                if type(item[1]) is str and self.on_global is not None:
+                    self.on_global(item[1], item[2])
+                continue
             if type(item) is not tuple or len(item) != 2 or item[0] not in watched:
                 raise values.WireError("malformed mutation")
             key, node = item
@@ -252,7 +270,23 @@ class Channel:
             return EXCEPTIONS.get(fallback)
         return None
 
-    def exception(self, ref, args_msg, message, tail, attrs_msg) -> BaseException:
+    def exception_ref(self, cls: type):
+        """How the program finds an exception class of the tests' (None: it cannot)."""
+        hid = getattr(cls, "_selfplay_hid", None)
+        if isinstance(hid, int) and self.exc_classes.get(hid) is cls:
+            return ("h", hid)
+        if EXCEPTIONS.get(cls.__name__) is cls:
+            return ("builtin", cls.__name__)
+        module = getattr(cls, "__module__", "")
+        if isinstance(module, str) and importable(module):
+            return ("module", module, cls.__qualname__)
+        return None
+
+    def exception(self, desc, depth: int = 0) -> BaseException:
+        """The test process's copy of an exception the program raised."""
+        if type(desc) is not tuple or len(desc) != 7:
+            raise values.WireError("malformed exception")
+        ref, args_msg, message, tail, attrs_msg, hid, cause = desc
         cls = self.exception_class(ref)
         message = message if type(message) is str else ""
         args = (message,)
@@ -260,23 +294,30 @@ class Channel:
             decoded = self.dec.decode(args_msg)
             if type(decoded) is tuple:
                 args = decoded
-        if cls is None:
-            exc: BaseException = RemoteError(message)
-        else:
+        exc: BaseException = RemoteError(message)
+        if cls is not None:
             try:
                 exc = cls(*args)
             except Exception:
-                exc = cls.__new__(cls)
-                exc.args = args
-            if attrs_msg is not None:
-                attrs = self.dec.decode(attrs_msg)
-                for k, v in attrs.items() if type(attrs) is dict else ():
+                try:
+                    exc = cls.__new__(cls)
+                    exc.args = args
+                except Exception:  # a class whose instances need what we cannot give
+                    exc = RemoteError(f"{cls.__name__}: {message}")
+        if attrs_msg is not None:
+            attrs = self.dec.decode(attrs_msg)
+            for k, v in attrs.items() if type(attrs) is dict else ():
+                if type(k) is str and not k.startswith("__"):
                     try:
                         setattr(exc, k, v)
                     except Exception:
                         pass
-        if cls is not None and cls in self.exc_classes.values():
+        if type(exc) in self.exc_classes.values():
             exc._selfplay_message = message
+        if type(hid) is int:
+            exc._selfplay_handle = self.proxies.get(hid, "exception")
+        if cause is not None and depth < 5:
+            exc.__cause__ = self.exception(cause, depth + 1)
         exc.solution_tail = str(tail)[:1000] if type(tail) is str else ""
         return exc
 

@@ -27,11 +27,18 @@ import traceback
 import types
 
 from . import osutil, solution, values
-from .channel import IMPORTABLE, Channel, SolutionGone, importable
+from .channel import Channel, SolutionGone, importable
 from .signals import valid
 
 _BUILTIN_NAMES = frozenset(vars(builtins))
-MODULE_NAMES = frozenset(sys.stdlib_module_names) | IMPORTABLE | {"np", "pd"}
+# Modules that tests commonly use without importing them, relying on the program's import: a
+# program global of one of these names that is not the real module is left out of the tests'
+# namespace (`module_shadow`), so a fake `math` never answers `math.isclose`.
+TEST_MODULES = frozenset(
+    ("math", "cmath", "re", "collections", "itertools", "functools", "heapq", "bisect",
+     "random", "statistics", "decimal", "fractions", "numpy", "np", "pandas", "pd", "json",
+     "operator", "datetime", "string", "sys", "os", "typing")
+)  # fmt: skip
 
 
 class Reporter:
@@ -74,74 +81,118 @@ def spawn(limits: dict, directory: str, set_limits, rep: Reporter) -> Channel:
     return Channel(pid, sock, 6, 7, limits, rep.emit)
 
 
-def _exception_mirror(name, entries, chan: Channel, ns: dict, seen: set) -> type:
-    if isinstance(ns.get(name), type):
-        return ns[name]
-    seen.add(name)
-    _, hid, cls_name, qualname, bases = entries[name]
-    parents = []
-    for b in bases if type(bases) is list else []:
-        if type(b) is tuple and b[:1] == ("global",) and b[1] in entries and b[1] not in seen:
-            parents.append(_exception_mirror(b[1], entries, chan, ns, seen))
-        else:
-            parents.append(chan.exception_class(b) or Exception)
-    body = {"__module__": "solution", "__qualname__": str(qualname), "__str__": _program_str}
-    try:
-        cls = type(str(cls_name), tuple(parents) or (Exception,), body)
-    except TypeError:  # bases whose layouts conflict
-        cls = type(str(cls_name), (Exception,), body)
-    if type(hid) is int:
-        chan.exc_classes[hid] = cls
-    ns[name] = cls
-    return cls
-
-
 def _program_str(exc) -> str:
     # The program's own str() of its exception (its class may format its message).
     message = getattr(exc, "_selfplay_message", None)
     return message if isinstance(message, str) else BaseException.__str__(exc)
 
 
-def namespace(chan: Channel, manifest: dict, rep: Reporter) -> dict:
-    test_module = types.ModuleType("__test__")
-    ns = vars(test_module)
-    ns["__builtins__"] = builtins
-    program = types.ModuleType("solution")
-    sys.modules["__test__"] = test_module
-    sys.modules["solution"] = program
-    exceptions = {}
-    for name, entry in manifest.items():
-        # A program's `len` or `sorted` must not replace the builtins the tests rely on.
-        if type(name) is not str or not name.isidentifier() or name in _BUILTIN_NAMES:
-            continue
+def _program_attribute(exc, name):
+    # What the mirror lacks (the program class's methods) is asked of the program's own
+    # exception object.
+    handle = vars(exc).get("_selfplay_handle")
+    if name.startswith("_") or handle is None:
+        raise AttributeError(name)
+    return getattr(handle, name)
+
+
+class Namespace:
+    """The tests' namespace, built from the program's manifest and kept current as the
+    program changes its globals during calls."""
+
+    def __init__(self, chan: Channel, rep: Reporter):
+        self.chan, self.rep = chan, rep
+        test_module = types.ModuleType("__test__")
+        self.ns = vars(test_module)
+        self.program = types.ModuleType("solution")
+        sys.modules["__test__"] = test_module
+        sys.modules["solution"] = self.program
+        self.exceptions: dict[str, tuple] = {}
+        self.mirrors: dict[str, tuple] = {}  # name -> (entry, class)
+
+    def load(self, manifest: dict) -> dict:
+        for name, entry in manifest.items():
+            self.apply(name, entry)
+        for name in list(self.exceptions):
+            self._mirror(name, set())
+        self.ns["__builtins__"] = builtins  # last, whatever the manifest held
+        self.chan.on_global = self.apply
+        return self.ns
+
+    def apply(self, name, entry) -> None:
+        """Bind one manifest entry. The manifest comes from the program's process: every name
+        and entry is untrusted. No dunder (`__builtins__` would replace the tests' builtins);
+        a program's `len` or `sorted` must not replace the builtins the tests rely on: those
+        are reachable only as `solution.len` or `from solution import len`."""
+        if type(name) is not str or not name.isidentifier() or name.startswith("__"):
+            return
         if type(entry) is not tuple or not entry:
-            continue
+            return
         kind = entry[0]
         if kind == "module":
             if type(entry[1]) is not str or not importable(entry[1]):
-                continue
+                if name in TEST_MODULES:
+                    self.rep.emit("module_shadow", name)
+                return
             try:
-                ns[name] = importlib.import_module(entry[1])
+                value = importlib.import_module(entry[1])
             except Exception:
-                continue
-        elif name in MODULE_NAMES:
-            rep.emit("module_shadow", name)
+                return
+        elif name in TEST_MODULES:
+            self.rep.emit("module_shadow", name)
+            return
         elif kind == "value" and len(entry) == 2:
-            ns[name] = chan.dec.decode(entry[1])
+            value = self.chan.dec.decode(entry[1])
         elif kind == "remote" and len(entry) == 3 and type(entry[1]) is int:
-            ns[name] = chan.proxies.get(entry[1], str(entry[2]))
+            value = self.chan.proxies.get(entry[1], str(entry[2]))
         elif kind == "exc" and len(entry) == 5:
-            exceptions[name] = entry
+            self.exceptions[name] = entry
+            if self.chan.on_global is not None:  # defined during a call
+                self._mirror(name, set())
+            return
         elif kind == "enum" and len(entry) == 3:
-            ns[name] = chan.dec.enum_class(entry[1], entry[2])
-        elif kind == "ntclass" and len(entry) == 4:
-            ns[name] = chan.dec.tuple_class(entry[1], entry[2], entry[3])
-    for name in exceptions:
-        _exception_mirror(name, exceptions, chan, ns, set())
-    for name, value in ns.items():
-        if not name.startswith("__"):
-            setattr(program, name, value)
-    return ns
+            value = self.chan.dec.enum_class(entry[1], entry[2])
+        elif kind == "ntclass" and len(entry) == 5:
+            value = self.chan.dec.tuple_class(entry[1], entry[2], entry[3], entry[4])
+        else:
+            return
+        self._bind(name, value)
+
+    def _bind(self, name: str, value) -> None:
+        setattr(self.program, name, value)
+        if name not in _BUILTIN_NAMES:
+            self.ns[name] = value
+
+    def _mirror(self, name: str, seen: set) -> type:
+        """A real exception class here for a program exception class (its bases first)."""
+        entry = self.exceptions[name]
+        made = self.mirrors.get(name)
+        if made is not None and made[0] is entry:
+            return made[1]
+        seen.add(name)
+        _, hid, cls_name, qualname, bases = entry
+        parents = []
+        for b in bases if type(bases) is list else []:
+            if type(b) is tuple and b[:1] == ("global",) and b[1] in self.exceptions:
+                parents.append(self._mirror(b[1], seen) if b[1] not in seen else Exception)
+            else:
+                parents.append(self.chan.exception_class(b) or Exception)
+        body = {
+            "__module__": "solution",
+            "__qualname__": str(qualname),
+            "__str__": _program_str,
+            "__getattr__": _program_attribute,
+        }
+        try:
+            cls = type(str(cls_name), tuple(parents) or (Exception,), body)
+        except TypeError:  # bases whose layouts conflict
+            cls = type(str(cls_name), (Exception,), body)
+        if type(hid) is int:
+            cls._selfplay_hid = hid
+            self.chan.exc_classes[hid] = cls
+        self.mirrors[name] = (entry, cls)
+        self._bind(name, cls)
+        return cls
 
 
 def _failure(where: str, exc: BaseException, source: str) -> str:
@@ -234,7 +285,7 @@ class Row:
             manifest = self._load(program)
             if manifest is None:
                 return
-            ns = namespace(self.chan, manifest, self.rep)
+            ns = Namespace(self.chan, self.rep).load(manifest)
         except SolutionGone as e:
             self.fail(e.status, f"program did not load: {e}")
             return

@@ -13,10 +13,11 @@ The rule for a handle (`Remote`), which decides what program code may answer for
   TypeError: numbers cross as data, never as objects that say which number they are;
 - arithmetic between a handle and test data asks the program, but its result must be a
   program object, never data, and that object is *marked*: it was computed from test data
-  that the program saw, so a marked handle (and anything computed from it) cannot become data
-  through `abs`, `-`, `+`, `~`, `bool` or `len`. This is what defeats `__sub__`: in
-  `abs(candidate(x) - expected) < 1e-6` the program sees `expected` and could answer anything;
-  here its answer is refused.
+  that the program saw, so a marked handle (and anything computed from it) cannot become a
+  number through `abs`, `-`, `+` or `~`, nor be formatted. This is what defeats `__sub__`: in
+  `abs(candidate(x) - expected) < 1e-6` the program sees `expected` and could answer
+  anything; here its answer is refused. (`len` and `bool` stay: `s += [2]; assert len(s) == 3`
+  is how tests check a container class.)
 Every refusal fails the test and records a `handle_compared` signal. An object that claims to
 equal everything, or whose `__sub__` returns 0.0, passes nothing.
 
@@ -88,9 +89,20 @@ class Remote:
         return value if type(value) is str else "<remote object>"
 
     def __format__(self, spec):
-        if spec:
-            raise TypeError("a program object cannot be formatted with a format spec")
-        return str(self)
+        _unmarked(self, "format")
+        value = _chan(self).request("format", (self, spec), {})
+        if type(value) is not str:
+            raise TypeError("__format__ did not return a str")
+        return value
+
+    def __copy__(self):
+        return _chan(self).request("copy", (self,), {})
+
+    def __deepcopy__(self, memo):
+        return _chan(self).request("deepcopy", (self,), {})
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("a program object cannot be pickled by the tests")
 
     def __hash__(self):
         value = _chan(self).request("hash", (self,), {})
@@ -99,14 +111,12 @@ class Remote:
         return value
 
     def __bool__(self):
-        _unmarked(self, "bool")
         value = _chan(self).request("bool", (self,), {})
         if type(value) is not bool:
             raise TypeError("__bool__ did not return a bool")
         return value
 
     def __len__(self):
-        _unmarked(self, "len")
         value = _chan(self).request("len", (self,), {})
         if type(value) is not int or value < 0:
             raise TypeError("__len__ did not return a non-negative int")
@@ -156,8 +166,9 @@ class Remote:
     def __enter__(self):
         return _chan(self).request("enter", (self,), {})
 
-    def __exit__(self, *exc):
-        return _chan(self).request("exit", (self, *exc), {})
+    def __exit__(self, kind, exc, traceback):
+        # Tracebacks stay here: the program's __exit__ gets the class and the exception.
+        return _chan(self).request("exit", (self, kind, exc, None), {})
 
     def __instancecheck__(self, obj):
         return _chan(self).request("isinstance", (self, obj), {}) is True
@@ -189,11 +200,13 @@ def _compare(op: str):
     return method
 
 
-def _arithmetic(op: str, reflected: bool = False):
+def _arithmetic(op: str, reflected: bool = False, inplace: bool = False):
+    prefix = "r" if reflected else "i" if inplace else ""
+
     def method(self, other):
         chan = _chan(self)
         both = type(other) is Remote
-        result = chan.request(("r" if reflected else "") + op, (self, other), {})
+        result = chan.request(prefix + op, (self, other), {})
         if both and not (_marked(self) or _marked(other)):
             return result  # two program objects: the program's business
         if type(result) is not Remote:
@@ -204,7 +217,7 @@ def _arithmetic(op: str, reflected: bool = False):
         object.__setattr__(result, "_Remote__m", True)
         return result
 
-    method.__name__ = f"__{'r' if reflected else ''}{op}__"
+    method.__name__ = f"__{prefix}{op}__"
     return method
 
 
@@ -233,6 +246,7 @@ ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
 for _op in ARITHMETIC:
     setattr(Remote, f"__{_op}__", _arithmetic(_op))
     setattr(Remote, f"__r{_op}__", _arithmetic(_op, reflected=True))
+    setattr(Remote, f"__i{_op}__", _arithmetic(_op, inplace=True))
 for _op in ("int", "float", "complex", "index", "round", "trunc", "floor", "ceil", "divmod",
             "rdivmod"):  # fmt: skip
     setattr(Remote, f"__{_op}__", _refused(_op))

@@ -11,6 +11,7 @@ The filter is a classic BPF program built here (no libseccomp). What it refuses,
 | `bpf`, `perf_event_open`, `userfaultfd`, `io_uring_setup`/`enter`/`register` | large, often-exploited kernel interfaces; `userfaultfd` makes kernel races reliable and io_uring bypasses this filter for the operations it submits |
 | `kexec_load`, `kexec_file_load`, `init_module`, `finit_module`, `delete_module`, `reboot`, `swapon`, `swapoff`, `acct`, `quotactl`, `syslog`, `vhangup`, `iopl`, `ioperm`, `open_by_handle_at`, `name_to_handle_at`, `settimeofday`, `clock_settime`, `clock_adjtime`, `adjtimex`, `sethostname`, `setdomainname`, `memfd_secret` | administration; all but useless without privileges, refused so that a kernel bug in them is out of reach |
 | `socket` of any family but AF_UNIX, AF_INET and AF_INET6 | AF_NETLINK, AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY and the rest reach kernel subsystems or the host (vsock) that no graded program uses |
+| `prlimit64`, `setpriority`, `ioprio_set` and the `sched_set*` calls aimed at another process | the solution shares its uid with the test process: without this it could lower the test process's limits or priority |
 | every system call of another ABI (x32, or 32-bit `int 0x80` on x86-64) | the filter's numbers would not apply to them |
 
 `clone3` is answered ENOSYS (its flags sit behind a pointer the filter cannot read), on which
@@ -88,6 +89,17 @@ DENIED = (
     "memfd_secret",
 )
 
+# Calls allowed only on the calling process itself: (name, index of the pid argument).
+SELF_ONLY = (
+    ("prlimit64", 0),
+    ("setpriority", 1),
+    ("ioprio_set", 1),
+    ("sched_setparam", 0),
+    ("sched_setscheduler", 0),
+    ("sched_setaffinity", 0),
+    ("sched_setattr", 0),
+)
+
 # (audit arch, seccomp syscall number, {name: number}); numbers from the kernel's tables.
 _COMMON_NEW = {
     "pidfd_getfd": 438,
@@ -149,6 +161,13 @@ ARCHES = {
             "kexec_file_load": 320,
             "bpf": 321,
             "userfaultfd": 323,
+            "prlimit64": 302,
+            "setpriority": 141,
+            "ioprio_set": 251,
+            "sched_setparam": 142,
+            "sched_setscheduler": 144,
+            "sched_setaffinity": 203,
+            "sched_setattr": 314,
             **_COMMON_NEW,
         },
     ),
@@ -194,6 +213,13 @@ ARCHES = {
             "kexec_file_load": 294,
             "bpf": 280,
             "userfaultfd": 282,
+            "prlimit64": 261,
+            "setpriority": 140,
+            "ioprio_set": 30,
+            "sched_setparam": 118,
+            "sched_setscheduler": 119,
+            "sched_setaffinity": 122,
+            "sched_setattr": 274,
             **_COMMON_NEW,
         },
     ),
@@ -267,6 +293,12 @@ def build(deny_action: int) -> bytes:
         op(_JEQ_K, family, 0, 1)
         op(_RET_K, RET_ALLOW)
     op(_RET_K, deny_action)
+    for name, arg in SELF_ONLY:  # pid 0 means the caller itself
+        op(_JEQ_K, table[name], 0, 4)
+        op(_LD_W_ABS, 16 + 8 * arg)
+        op(_JEQ_K, 0, 1, 0)
+        op(_RET_K, deny_action)
+        op(_RET_K, RET_ALLOW)
     for name in DENIED:
         if name not in table:  # iopl and ioperm exist on x86 only
             continue

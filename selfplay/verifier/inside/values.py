@@ -6,7 +6,9 @@ solution process. No program code ever runs to build, compare or convert data.
 
 A message is `("v", value)` when the value is made only of exact built-in types (the fast
 path: marshal carries it as is), else `("n", node)`, where a node is an atom (None, bool, int,
-float, complex, str, bytes) or a tagged tuple:
+float, complex, str, bytes), a simple value (`simple.py`: Fraction, Decimal, bytearray, array,
+range, slices, dict views, datetime values, numpy arrays, standard-library functions and
+classes) or a tagged tuple:
 
 | node | value |
 |---|---|
@@ -15,17 +17,15 @@ float, complex, str, bytes) or a tagged tuple:
 | `("h", hid, type name)` | a handle |
 | `("C", [k, v, ...])`, `("O", [k, v, ...])`, `("D", factory, [k, v, ...])` | Counter, OrderedDict, defaultdict (factory: None, `("b", builtin name)` or a handle) |
 | `("Q", maxlen, [n])` | deque |
-| `("N", class hid, name, fields, [n])` | a namedtuple (collections or typing), as a tuple with its field names |
-| `("E", class hid, value node, (name, flavour, [(member, value node)]), origin)` | an enum member, by class and value; `origin` is `(module, qualname)` for a class the test process can import (`re.RegexFlag`), which then arrives as itself |
-| `("SE", module, qualname, value node)` | (to the program) a member of an importable enum class |
-| `("F", numerator, denominator)`, `("M", text)` | Fraction, Decimal |
-| `("B", bytes)`, `("A", typecode, [n])`, `("R", start, stop, step)` | bytearray, array.array, range |
-| `("K", [n])`, `("V", [n])`, `("I", [n])` | dict keys, values and items views |
-| `("dt", kind, fields, tz, fold)` | datetime.date, time, datetime, timedelta (tz: None, a fixed offset or a zoneinfo key) |
+| `("N", class hid, name, fields, [n], defaults)` | a namedtuple (collections or typing) whose class adds no behaviour of its own to a tuple, as a tuple with its field names |
+| `("E", class hid, value, (name, flavour, [(member, value)], mixin, strs), origin)` | an enum member, by class and value; `origin` is `(module, qualname)` for a class the test process can import (`re.RegexFlag`), which then arrives as itself |
+| `("SE", module, qualname, value)` | (to the program) a member of an importable enum class |
+| `("X", class ref, args node)` | (to the program) an exception the tests pass |
 
 Enum members and namedtuples arrive as *mirrors*: classes made in the test process with the
-program class's name, members and fields (cached per class, so `is` works between members),
-which remember the program class they stand for and go back to it when passed to the program.
+program class's name, members, fields and defaults (cached per class, so `is` works between
+members), which remember the program class they stand for and go back to it when passed to
+the program; their other attributes (methods) are asked of the program's own object.
 Anything else the program returns (its own classes, functions, generators, subclasses of
 built-in types) crosses as a handle. The receiving test process checks every node's type and
 shape and counts nodes against the row's `result_items` limit.
@@ -33,18 +33,21 @@ shape and counts nodes against the row's `result_items` limit.
 
 from __future__ import annotations
 
-import array
+import builtins
 import collections
-import datetime
-import decimal
 import enum
-import fractions
 import marshal
+
+from . import simple
+from .simple import WireError, import_attr
 
 PLAIN_ATOMS = (type(None), bool, int, float, complex, str, bytes)
 _ATOMS = frozenset(PLAIN_ATOMS)
 _CONTAINERS = frozenset((list, tuple, set, frozenset))
-_VIEWS = {type({}.keys()): "K", type({}.values()): "V", type({}.items()): "I"}
+_SEQ_TAGS = {list: "l", tuple: "t", set: "s", frozenset: "f"}
+_SEQ_TYPES = {v: k for k, v in _SEQ_TAGS.items()}
+_MAP_TAGS = {dict: "d", collections.Counter: "C", collections.OrderedDict: "O"}
+_MAP_TYPES = {v: k for k, v in _MAP_TAGS.items()}
 _BUILTIN_FACTORIES = {
     t.__name__: t
     for t in (int, float, str, list, dict, set, tuple, frozenset, bool, bytes, complex)
@@ -56,11 +59,10 @@ _ENUM_FLAVOURS = (
     ("StrEnum", getattr(enum, "StrEnum", None)),
     ("Enum", enum.Enum),
 )
+_MIXINS = {"int": int, "str": str, "float": float, "bytes": bytes}
 MAX_DEPTH = 900
 
-
-class WireError(Exception):
-    """The peer sent something that is not a valid message."""
+__all__ = ["Decoder", "Encoder", "NotPlain", "WireError", "is_plain", "update_in_place"]
 
 
 class NotPlain(Exception):
@@ -89,6 +91,13 @@ def is_plain(value, budget: int) -> bool:
     return True
 
 
+def _plain_small(value) -> bool:
+    try:
+        return is_plain(value, 1000)
+    except NotPlain:
+        return False
+
+
 def _enum_flavour(cls) -> str | None:
     for name, base in _ENUM_FLAVOURS:
         if base is not None and issubclass(cls, base):
@@ -96,13 +105,43 @@ def _enum_flavour(cls) -> str | None:
     return None
 
 
+def _program_defined(cls, name: str) -> bool:
+    """Whether the program itself defines `name` on `cls` (its own behaviour)."""
+    for c in cls.__mro__:
+        if name in vars(c):
+            return getattr(vars(c)[name], "__module__", None) == "solution"
+    return False
+
+
+_TUPLE_DUNDERS_OK = frozenset(
+    ("__new__", "__repr__", "__getnewargs__", "__match_args__", "__slots__", "__doc__",
+     "__module__", "__qualname__", "__annotations__", "__orig_bases__", "__firstlineno__",
+     "__static_attributes__", "__dict__", "__weakref__", "__classcell__", "__init_subclass__")
+)  # fmt: skip
+
+
 def _is_namedtuple(t) -> bool:
-    return (
-        issubclass(t, tuple)
-        and isinstance(getattr(t, "_fields", None), tuple)
-        and t.__eq__ is tuple.__eq__
-        and all(type(f) is str for f in t._fields)
-    )
+    """A namedtuple class whose instances behave as tuples: only generated dunders (methods
+    of its own are fine; they are asked of the program)."""
+    if not (issubclass(t, tuple) and isinstance(getattr(t, "_fields", None), tuple)):
+        return False
+    if not all(type(f) is str for f in t._fields):
+        return False
+    for c in t.__mro__:
+        if c is tuple:
+            return True
+        for name, value in vars(c).items():
+            if name.startswith("__") and name.endswith("__"):
+                own = getattr(value, "__module__", None) == "solution"
+                if name not in _TUPLE_DUNDERS_OK or (own and name != "__new__"):
+                    return False
+    return True
+
+
+def _tuple_defaults(t) -> list:
+    defaults = getattr(t, "_field_defaults", {}) or {}
+    values = [defaults[f] for f in t._fields if f in defaults]
+    return values if all(_plain_small(v) for v in values) else []
 
 
 # ---- the solution side ---------------------------------------------------------------------
@@ -137,18 +176,16 @@ class Encoder:
         self._budget -= 1
         if self._budget < 0:
             raise NotPlain("value too large")
-        if depth > MAX_DEPTH:
-            return self.handle(v)
         t = type(v)
-        d = depth + 1
         if t in _ATOMS:
             return v
-        if t is list or t is tuple or t is set or t is frozenset:
-            tag = {list: "l", tuple: "t", set: "s", frozenset: "f"}[t]
-            return (tag, [self._node(x, d) for x in v])
-        if t is dict or t is collections.Counter or t is collections.OrderedDict:
-            tag = {dict: "d", collections.Counter: "C", collections.OrderedDict: "O"}[t]
-            return (tag, self._pairs(v, d))
+        if depth > MAX_DEPTH:
+            return self.handle(v)
+        d = depth + 1
+        if t in _SEQ_TAGS:
+            return (_SEQ_TAGS[t], [self._node(x, d) for x in v])
+        if t in _MAP_TAGS:
+            return (_MAP_TAGS[t], self._pairs(v, d))
         if t is collections.defaultdict:
             f = v.default_factory
             if f is None:
@@ -160,29 +197,18 @@ class Encoder:
             return ("D", factory, self._pairs(v, d))
         if t is collections.deque:
             return ("Q", v.maxlen, [self._node(x, d) for x in v])
-        if t in _VIEWS:
-            return (_VIEWS[t], [self._node(x, d) for x in v])
-        if t is fractions.Fraction:
-            return ("F", v.numerator, v.denominator)
-        if t is decimal.Decimal:
-            return ("M", str(v))
-        if t is bytearray:
-            return ("B", bytes(v))
-        if t is range:
-            return ("R", v.start, v.stop, v.step)
-        if t is array.array:
-            return ("A", v.typecode, v.tolist())
-        dt = _datetime_node(v)
-        if dt is not None:
-            return dt
         if isinstance(v, enum.Enum):
-            node = self._enum(v, d)
+            node = self._enum(v)
             if node is not None:
                 return node
-        elif isinstance(v, tuple) and _is_namedtuple(t):
-            return ("N", self.hid(t), t.__name__, list(t._fields), [self._node(x, d) for x in v])
+        elif isinstance(v, tuple) and t is not tuple and _is_namedtuple(t):
+            items = [self._node(x, d) for x in v]
+            return ("N", self.hid(t), t.__name__, list(t._fields), items, _tuple_defaults(t))
+        node = simple.encode(v, lambda x: self._node(x, d))
+        if node is not None:
+            return node
         if (t.__module__ or "").startswith("numpy") and hasattr(v, "tolist"):
-            return self._node(v.tolist(), depth)
+            return self._node(v.tolist(), depth)  # arrays of objects: their items
         return self.handle(v)
 
     def _pairs(self, mapping, depth: int) -> list:
@@ -192,10 +218,10 @@ class Encoder:
             out.append(self._node(x, depth))
         return out
 
-    def _enum(self, member, depth: int):
+    def _enum(self, member):
         cls = type(member)
         desc = self.enum_class(cls)
-        if desc is None or not is_plain(member._value_, 1000):
+        if desc is None or not _plain_small(member._value_):
             return None
         module = getattr(cls, "__module__", None)
         origin = None if module in (None, "solution", "__main__") else (module, cls.__qualname__)
@@ -203,14 +229,23 @@ class Encoder:
 
     @staticmethod
     def enum_class(cls) -> tuple | None:
-        """(name, flavour, [(member, value)]) of an enum class the tests can mirror, else None."""
+        """(name, flavour, [(member, value)], mixin, strs) of an enum class the tests can
+        mirror, else None. `strs` are the members' str() where the program defines __str__."""
         flavour = _enum_flavour(cls)
         if flavour is None:
             return None
         members = [(name, m._value_) for name, m in cls.__members__.items()]
-        if not all(is_plain(x, 1000) for _, x in members):
+        if not all(_plain_small(x) for _, x in members):
             return None
-        return (cls.__name__, flavour, members)
+        mixin = ""
+        if flavour == "Enum":
+            mixin = next((k for k, t in _MIXINS.items() if cls._member_type_ is t), "")
+            if not mixin and cls._member_type_ is not object:
+                return None  # a mixin the mirror cannot take
+        strs = None
+        if _program_defined(cls, "__str__"):
+            strs = [str(m) for m in cls.__members__.values()]
+        return (cls.__name__, flavour, members, mixin, strs)
 
     def decode(self, msg):
         """Arguments from the test process (our own side of the sandbox wrote them)."""
@@ -223,31 +258,44 @@ class Encoder:
         tag = n[0]
         if tag == "h":
             return self.objects[n[1]]
-        if tag in ("l", "t", "s", "f"):
-            items = [self._value(x) for x in n[1]]
-            return {"l": list, "t": tuple, "s": set, "f": frozenset}[tag](items)
-        if tag in ("d", "C", "O"):
-            pairs = n[1]
-            it = iter(self._value(x) for x in pairs)
-            d = dict(zip(it, it, strict=True))
-            return {"d": dict, "C": collections.Counter, "O": collections.OrderedDict}[tag](d)
+        if tag in _SEQ_TYPES:
+            return _SEQ_TYPES[tag](self._value(x) for x in n[1])
+        if tag in _MAP_TYPES:  # Counter(pairs) would count the pairs: build a dict first
+            it = iter([self._value(x) for x in n[1]])
+            return _MAP_TYPES[tag](dict(zip(it, it, strict=True)))
         if tag == "D":
             factory = n[1]
             if factory is not None:
-                factory = (
-                    _BUILTIN_FACTORIES[factory[1]] if factory[0] == "b" else self._value(factory)
-                )
-            it = iter(self._value(x) for x in n[2])
+                b = factory[0] == "b"
+                factory = _BUILTIN_FACTORIES[factory[1]] if b else self._value(factory)
+            it = iter([self._value(x) for x in n[2]])
             return collections.defaultdict(factory, zip(it, it, strict=True))
         if tag == "Q":
             return collections.deque((self._value(x) for x in n[2]), n[1])
         if tag == "N":
             return self.objects[n[1]]._make(self._value(x) for x in n[4])
         if tag == "E":
-            return self.objects[n[1]](self._value(n[2]))
+            return self.objects[n[1]](n[2])  # the value is plain, not a node
         if tag == "SE":
-            return _import_attr(n[1], n[2])(n[3])
-        return _rebuild_simple(n, self._value)
+            return import_attr(n[1], n[2])(n[3])
+        if tag == "X":
+            return self._exception(n[1], self._value(n[2]))
+        return simple.rebuild(n, self._value)
+
+    def _exception(self, ref, args):
+        kind = ref[0]
+        if kind == "h":
+            cls = self.objects[ref[1]]
+        elif kind == "builtin":
+            cls = getattr(builtins, ref[1])
+        else:
+            cls = import_attr(ref[1], ref[2])
+        try:
+            return cls(*args)
+        except Exception:
+            exc = cls.__new__(cls)
+            exc.args = tuple(args)
+            return exc
 
 
 # ---- the test side -------------------------------------------------------------------------
@@ -259,30 +307,17 @@ class Decoder:
     `proxies` makes and reads handles: `proxies.get(hid, type_name)` is the proxy for a handle
     (one per hid, so `is` holds), `proxies.cls` their class, `proxies.ref(proxy)` its node."""
 
-    def __init__(self, limit: int, proxies):
+    def __init__(self, limit: int, proxies, importable):
         self.limit = limit
         self.proxies = proxies
+        self.importable = importable
         self.enums: dict[int, type] = {}
         self.tuples: dict[int, type] = {}
         # ask(mirror, name): a mirror's missing public attribute (a method of the program's
         # class) is looked up on the program's own object.
         self.attribute = None
-        # importable(module): whether a module may be imported here (enum classes of the
-        # standard library arrive as themselves).
-        self.importable = None
-
-    def _mirrored(self, cls: type, hid: int) -> type:
-        cls._selfplay_hid = hid
-        ask = self.attribute
-        if ask is not None:
-
-            def __getattr__(obj, name):
-                if name.startswith("_"):
-                    raise AttributeError(name)
-                return ask(obj, name)
-
-            cls.__getattr__ = __getattr__
-        return cls
+        # exception_ref(cls): how the program finds an exception class of the tests'.
+        self.exception_ref = None
 
     def decode(self, msg):
         if type(msg) is not tuple or len(msg) != 2:
@@ -300,42 +335,35 @@ class Decoder:
             return self._value(value, 0)
         raise WireError("malformed value")
 
-    def _count(self, n: int = 1) -> None:
-        self._budget -= n
-        if self._budget < 0:
-            raise WireError("value over the result_items limit")
-
     def _list(self, items, depth):
         if type(items) is not list:
             raise WireError("malformed container")
         return [self._value(x, depth) for x in items]
 
     def _value(self, n, depth: int):
-        self._count()
+        self._budget -= 1
+        if self._budget < 0:
+            raise WireError("value over the result_items limit")
         t = type(n)
         if t in _ATOMS:
             return n
         if t is not tuple or not n or type(n[0]) is not str or depth > MAX_DEPTH + 10:
             raise WireError("malformed node")
-        tag, d = n[0], depth + 1
         try:
-            return self._tagged(tag, n, d)
+            return self._tagged(n[0], n, depth + 1)
         except WireError:
             raise
-        except (TypeError, ValueError, KeyError, IndexError, OverflowError, ArithmeticError) as e:
-            raise WireError(f"malformed {tag!r} node: {type(e).__name__}") from None
+        except Exception as e:  # whatever a malformed node makes the standard library raise
+            raise WireError(f"malformed {n[0]!r} node: {type(e).__name__}") from None
 
     def _tagged(self, tag: str, n: tuple, d: int):
         if tag == "h" and len(n) == 3 and type(n[1]) is int and type(n[2]) is str:
             return self.proxies.get(n[1], n[2])
-        if tag in ("l", "t", "s", "f") and len(n) == 2:
-            items = self._list(n[1], d)
-            return {"l": list, "t": tuple, "s": set, "f": frozenset}[tag](items)
-        if tag in ("d", "C", "O") and len(n) == 2:
-            flat = self._list(n[1], d)
-            it = iter(flat)
-            pairs = dict(zip(it, it, strict=True))
-            return {"d": dict, "C": collections.Counter, "O": collections.OrderedDict}[tag](pairs)
+        if tag in _SEQ_TYPES and len(n) == 2:
+            return _SEQ_TYPES[tag](self._list(n[1], d))
+        if tag in _MAP_TYPES and len(n) == 2:  # Counter(pairs) would count the pairs
+            it = iter(self._list(n[1], d))
+            return _MAP_TYPES[tag](dict(zip(it, it, strict=True)))
         if tag == "D" and len(n) == 3:
             factory = n[1]
             if factory is not None:
@@ -349,21 +377,42 @@ class Decoder:
             return collections.defaultdict(factory, zip(it, it, strict=True))
         if tag == "Q" and len(n) == 3 and (n[1] is None or type(n[1]) is int):
             return collections.deque(self._list(n[2], d), n[1])
-        if tag == "N" and len(n) == 5:
-            return self._namedtuple(n, d)
+        if tag == "N" and len(n) == 6:
+            cls = self.tuple_class(n[1], n[2], n[3], n[5])
+            values = self._list(n[4], d)
+            if len(values) != len(cls._fields):
+                raise WireError("namedtuple of the wrong length")
+            return cls._make(values)
         if tag == "E" and len(n) == 5:
-            return self._enum(n, d)
-        return _rebuild_simple(n, lambda x: self._value(x, d), strict=True)
+            return self._enum(n)
+        return simple.rebuild(n, lambda x: self._value(x, d), True, self.importable)
 
-    def tuple_class(self, hid, name, fields) -> type:
+    def _mirrored(self, cls: type, hid: int) -> type:
+        cls._selfplay_hid = hid
+        ask = self.attribute
+        if ask is not None:
+
+            def __getattr__(obj, name):
+                if name.startswith("_"):
+                    raise AttributeError(name)
+                return ask(obj, name)
+
+            cls.__getattr__ = __getattr__
+        return cls
+
+    def tuple_class(self, hid, name, fields, defaults) -> type:
         """The mirror of a program namedtuple class (made once per class)."""
         cls = self.tuples.get(hid)
         if cls is None:
             if type(hid) is not int or type(name) is not str or type(fields) is not list:
                 raise WireError("malformed namedtuple class")
-            if not all(type(f) is str for f in fields):
+            if not all(type(f) is str for f in fields) or type(defaults) is not list:
                 raise WireError("malformed namedtuple fields")
-            cls = collections.namedtuple(name, fields, rename=True, module="solution")
+            if len(defaults) > len(fields) or not all(_plain_small(x) for x in defaults):
+                raise WireError("malformed namedtuple defaults")
+            cls = collections.namedtuple(
+                name, fields, rename=True, defaults=defaults, module="solution"
+            )
             self.tuples[hid] = self._mirrored(cls, hid)
         return cls
 
@@ -371,55 +420,43 @@ class Decoder:
         """The mirror of a program enum class: its name, flavour, members and values."""
         cls = self.enums.get(hid)
         if cls is None:
-            if type(hid) is not int or type(desc) is not tuple or len(desc) != 3:
+            if type(hid) is not int or type(desc) is not tuple or len(desc) != 5:
                 raise WireError("malformed enum class")
-            name, flavour, members = desc
+            name, flavour, members, mixin, strs = desc
             base = dict(_ENUM_FLAVOURS).get(flavour)
             if type(name) is not str or base is None or type(members) is not list:
                 raise WireError("malformed enum class")
             pairs = []
             for m, x in members:
-                if type(m) is not str:
-                    raise WireError("malformed enum member name")
-                pairs.append((m, self._check_plain(x)))
-            cls = base(name, pairs, module="solution")
+                if type(m) is not str or not _plain_small(x):
+                    raise WireError("malformed enum member")
+                pairs.append((m, x))
+            extra = {"type": _MIXINS[mixin]} if mixin else {}
+            cls = base(name, pairs, module="solution", **extra)
+            if strs is not None:
+                if type(strs) is not list or not all(type(s) is str for s in strs):
+                    raise WireError("malformed enum strings")
+                by_name = dict(zip(cls.__members__, strs, strict=True))
+                cls.__str__ = lambda member: by_name.get(member._name_, member._name_)
             self.enums[hid] = self._mirrored(cls, hid)
         return cls
 
-    def _namedtuple(self, n, d):
-        _, hid, name, fields, items = n
-        cls = self.tuple_class(hid, name, fields)
-        values = self._list(items, d)
-        if len(values) != len(cls._fields):
-            raise WireError("namedtuple of the wrong length")
-        return cls._make(values)
-
-    def _enum(self, n, d):
+    def _enum(self, n):
         _, hid, value, desc, origin = n
-        value = self._check_plain(value)
-        if origin is not None and self.importable is not None:
-            if (
-                type(origin) is not tuple
-                or len(origin) != 2
-                or not all(type(x) is str for x in origin)
-            ):
+        if not _plain_small(value):
+            raise WireError("an enum value that is not plain data")
+        if origin is not None:
+            if type(origin) is not tuple or len(origin) != 2:
                 raise WireError("malformed enum origin")
-            if self.importable(origin[0]):
+            module, qualname = origin
+            if type(module) is str and type(qualname) is str and self.importable(module):
                 try:
-                    cls = _import_attr(*origin)
+                    cls = import_attr(module, qualname)
                     if isinstance(cls, enum.EnumMeta):
                         return cls(value)
                 except Exception:
                     pass
         return self.enum_class(hid, desc)(value)
-
-    def _check_plain(self, value):
-        try:
-            if is_plain(value, 1000):
-                return value
-        except NotPlain:
-            pass
-        raise WireError("an enum value that is not plain data")
 
     # -- arguments to the program ---------------------------------------------------------
     def encode(self, value):
@@ -433,19 +470,20 @@ class Decoder:
 
     def _arg(self, v, depth: int):
         t = type(v)
-        d = depth + 1
         if t in _ATOMS:
             return v
         if t is self.proxies.cls:
             return self.proxies.ref(v)
         if depth > MAX_DEPTH:
             raise TypeError("argument nested too deeply to pass to the solution")
-        if t is list or t is tuple or t is set or t is frozenset:
-            tag = {list: "l", tuple: "t", set: "s", frozenset: "f"}[t]
-            return (tag, [self._arg(x, d) for x in v])
-        if t is dict or t is collections.Counter or t is collections.OrderedDict:
-            tag = {dict: "d", collections.Counter: "C", collections.OrderedDict: "O"}[t]
-            return (tag, [y for k, x in v.items() for y in (self._arg(k, d), self._arg(x, d))])
+        d = depth + 1
+        if t in _SEQ_TAGS:
+            return (_SEQ_TAGS[t], [self._arg(x, d) for x in v])
+        if t in _MAP_TAGS:
+            return (
+                _MAP_TAGS[t],
+                [y for k, x in v.items() for y in (self._arg(k, d), self._arg(x, d))],
+            )
         if t is collections.defaultdict:
             f = v.default_factory
             if f is None:
@@ -456,141 +494,36 @@ class Decoder:
                 factory = self.proxies.ref(f)
             else:
                 raise TypeError("a defaultdict whose factory is a test function")
-            return (
-                "D",
-                factory,
-                [y for k, x in v.items() for y in (self._arg(k, d), self._arg(x, d))],
-            )
+            pairs = [y for k, x in v.items() for y in (self._arg(k, d), self._arg(x, d))]
+            return ("D", factory, pairs)
         if t is collections.deque:
             return ("Q", v.maxlen, [self._arg(x, d) for x in v])
         hid = getattr(t, "_selfplay_hid", None)
         if hid is not None and self.tuples.get(hid) is t:
-            return ("N", hid, t.__name__, list(t._fields), [self._arg(x, d) for x in v])
+            return ("N", hid, t.__name__, list(t._fields), [self._arg(x, d) for x in v], [])
         if hid is not None and self.enums.get(hid) is t:
             return ("E", hid, v._value_, None, None)
-        if isinstance(v, enum.Enum) and is_plain(v._value_, 1000):
+        if isinstance(v, type) and isinstance(getattr(v, "_selfplay_hid", None), int):
+            return ("h", v._selfplay_hid, "type")  # a mirror class: the program's own class
+        if isinstance(v, enum.Enum) and _plain_small(v._value_):
             return ("SE", t.__module__, t.__qualname__, v._value_)
-        if t in _VIEWS:
-            return (_VIEWS[t], [self._arg(x, d) for x in v])
-        if t is fractions.Fraction:
-            return ("F", v.numerator, v.denominator)
-        if t is decimal.Decimal:
-            return ("M", str(v))
-        if t is bytearray:
-            return ("B", bytes(v))
-        if t is range:
-            return ("R", v.start, v.stop, v.step)
-        if t is array.array:
-            return ("A", v.typecode, v.tolist())
-        dt = _datetime_node(v)
-        if dt is not None:
-            return dt
+        if isinstance(v, BaseException):
+            handle = getattr(v, "_selfplay_handle", None)
+            if type(handle) is self.proxies.cls:
+                return self.proxies.ref(handle)  # the program's own exception object
+            ref = self.exception_ref(t) if self.exception_ref is not None else None
+            if ref is not None:
+                return ("X", ref, self._arg(tuple(v.args), d))
+        node = simple.encode(v, lambda x: self._arg(x, d))
+        if node is not None:
+            return node
         raise TypeError(
             f"argument of type {t.__name__} cannot be passed to the solution "
-            "(only data and the solution's own objects can)"
+            "(only data, the solution's own objects and standard-library functions can)"
         )
 
 
-# ---- shared ---------------------------------------------------------------------------------
-
-
-def _import_attr(module: str, qualname: str):
-    import importlib
-
-    obj = importlib.import_module(module)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _tz_node(tz):
-    if tz is None:
-        return None
-    if type(tz) is datetime.timezone:
-        off = tz.utcoffset(None)
-        return ("off", off.days, off.seconds, off.microseconds, tz.tzname(None))
-    key = getattr(tz, "key", None)
-    if type(tz).__name__ == "ZoneInfo" and isinstance(key, str):
-        return ("zone", key)
-    raise LookupError
-
-
-def _tz(node):
-    if node is None:
-        return None
-    if node[0] == "off" and len(node) == 5:
-        offset = datetime.timedelta(node[1], node[2], node[3])
-        name = node[4]
-        utc_name = datetime.timezone(offset).tzname(None)
-        return datetime.timezone(offset) if name == utc_name else datetime.timezone(offset, name)
-    if node[0] == "zone" and len(node) == 2 and type(node[1]) is str:
-        import zoneinfo
-
-        return zoneinfo.ZoneInfo(node[1])
-    raise ValueError("bad time zone")
-
-
-def _datetime_node(v):
-    t = type(v)
-    try:
-        if t is datetime.date:
-            return ("dt", "date", (v.year, v.month, v.day), None, 0)
-        if t is datetime.datetime:
-            fields = (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
-            return ("dt", "datetime", fields, _tz_node(v.tzinfo), v.fold)
-        if t is datetime.time:
-            fields = (v.hour, v.minute, v.second, v.microsecond)
-            return ("dt", "time", fields, _tz_node(v.tzinfo), v.fold)
-        if t is datetime.timedelta:
-            return ("dt", "timedelta", (v.days, v.seconds, v.microseconds), None, 0)
-        if t is datetime.timezone:
-            return ("dt", "timezone", (), _tz_node(v), 0)
-    except LookupError:
-        return None  # an unusual tzinfo: the value crosses as a handle
-    return None
-
-
-_DT = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
-
-
-def _rebuild_simple(n: tuple, value, strict: bool = False):
-    """Nodes whose parts are atoms or plain lists (shared by both sides)."""
-    tag = n[0]
-    if tag in ("K", "V", "I") and len(n) == 2:
-        items = [value(x) for x in n[1]]
-        if tag == "K":
-            return dict.fromkeys(items).keys()
-        if tag == "V":
-            return dict(enumerate(items)).values()
-        if strict and not all(type(i) is tuple and len(i) == 2 for i in items):
-            raise WireError("malformed items view")
-        return dict(items).items()
-    if tag == "F" and len(n) == 3 and type(n[1]) is int and type(n[2]) is int:
-        return fractions.Fraction(n[1], n[2])
-    if tag == "M" and len(n) == 2 and type(n[1]) is str:
-        return decimal.Decimal(n[1])
-    if tag == "B" and len(n) == 2 and type(n[1]) is bytes:
-        return bytearray(n[1])
-    if tag == "R" and len(n) == 4 and all(type(x) is int for x in n[1:]):
-        return range(n[1], n[2], n[3])
-    if tag == "A" and len(n) == 3 and type(n[1]) is str and type(n[2]) is list:
-        items = n[2]
-        if strict and not all(type(x) in (int, float, str) for x in items):
-            raise WireError("malformed array")
-        return array.array(n[1], items)
-    if tag == "dt" and len(n) == 5 and type(n[2]) is tuple and type(n[4]) is int:
-        kind, fields, tz, fold = n[1], n[2], n[3], n[4]
-        if strict and not all(type(x) is int for x in fields):
-            raise WireError("malformed datetime")
-        if kind == "timedelta":
-            return datetime.timedelta(*fields)
-        if kind == "timezone":
-            return _tz(tz)
-        cls = _DT[kind]
-        if kind == "date":
-            return cls(*fields)
-        return cls(*fields, tzinfo=_tz(tz), fold=fold)
-    raise WireError(f"unknown node {tag!r}")
+# ---- mutation copy-back ---------------------------------------------------------------------
 
 
 def snapshot(value) -> bytes | tuple:
@@ -598,7 +531,7 @@ def snapshot(value) -> bytes | tuple:
     try:
         return marshal.dumps(value)
     except ValueError:
-        return ("repr-free", id(value), _shape(value))
+        return ("shape", id(value), _shape(value))
 
 
 def _shape(v, depth: int = 0):

@@ -7,7 +7,7 @@ import torch
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
 from selfplay.backends import Prompt, Sampling, make_backend
-from selfplay.backends.transformers_backend import _TemperatureTopP
+from selfplay.backends.transformers_backend import _pick_dtype, _TemperatureTopP
 
 pytestmark = pytest.mark.slow
 
@@ -104,16 +104,24 @@ def _linear_types(backend) -> set[str]:
     }
 
 
-def test_on_a_cpu_auto_packs_fp16_linear_layers_that_say_what_float32_says(smol):
+def test_on_a_cpu_auto_packs_fp16_linear_layers_exactly_when_it_runs_float32(smol):
+    # float32 on CPUs without native bf16 (where packing pays), bf16 on those with it.
+    float32 = _pick_dtype(torch, "auto", "cpu") == torch.float32
+    assert smol.hf_model.dtype == (torch.float32 if float32 else torch.bfloat16)
+    assert smol.quantized == float32
+    assert _linear_types(smol) == ({"ao"} if float32 else {"nn"})
+
+
+def test_packed_fp16_linear_layers_say_what_float32_says():
     """Packed fp16 weights make the CPU default fast; they must not change the answers."""
-    assert smol.quantized and _linear_types(smol) == {"ao"}
     greedy = Sampling(temperature=0, max_new_tokens=12)
-    with make_backend("transformers", "smollm2-135m", quantize="none") as full:
+    with make_backend("transformers", "smollm2-135m", quantize="fp16") as packed:
+        assert packed.quantized and _linear_types(packed) == {"ao"}
+        fast = [r[0].text for r in packed.generate(PROMPTS, sampling=greedy)]
+    with make_backend("transformers", "smollm2-135m", quantize="none", dtype="float32") as full:
         assert not full.quantized and _linear_types(full) == {"nn"}
-        exact = full.generate(PROMPTS, sampling=greedy)
-    assert [r[0].text for r in smol.generate(PROMPTS, sampling=greedy)] == [
-        r[0].text for r in exact
-    ]
+        exact = [r[0].text for r in full.generate(PROMPTS, sampling=greedy)]
+    assert fast == exact
 
 
 @pytest.mark.parametrize("spread", [3.0, 10.0, 30.0, 0.5])

@@ -279,3 +279,150 @@ def test_standard_library_enum_members_cross_as_themselves(grade):
         "import socket\nassert same(socket.AF_INET) is socket.AF_INET",
     ]
     passes(grade, program, tests)
+
+
+def test_enums_with_mixins_tuple_values_and_their_own_str(grade):
+    program = (
+        "import enum\n"
+        "class Color(str, enum.Enum):\n    RED = 'red'\n    BLUE = 'blue'\n"
+        "class Planet(enum.Enum):\n"
+        "    EARTH = (5.97e24, 6.37e6)\n"
+        "    def __init__(self, mass, radius):\n        self.mass, self.radius = mass, radius\n"
+        "class Suit(enum.Enum):\n    HEART = 1\n    def __str__(self):\n        return 'H'\n"
+        "def red():\n    return Color.RED\n"
+        "def mass(p):\n    return p.mass\n"
+        "def suit():\n    return Suit.HEART\n"
+    )
+    tests = [
+        "assert red() == 'red' and red() is Color.RED",
+        "assert mass(Planet.EARTH) == 5.97e24 and Planet.EARTH.mass == 5.97e24",
+        "assert str(suit()) == 'H'",
+    ]
+    passes(grade, program, tests)
+
+
+def test_namedtuples_with_defaults_and_with_behaviour_of_their_own(grade):
+    program = (
+        "from typing import NamedTuple\n"
+        "class P(NamedTuple):\n    x: int\n    y: int = 0\n"
+        "class V(NamedTuple):\n    x: int\n    y: int\n"
+        "    def __add__(self, o):\n        return V(self.x + o.x, self.y + o.y)\n"
+        "def v(x, y):\n    return V(x, y)\n"
+    )
+    tests = [
+        "assert P(3) == (3, 0) and P(3).y == 0",
+        # a namedtuple whose class changes tuple behaviour is the program's object, not a tuple
+        "assert v(1, 2) + v(3, 4) == v(4, 6)",
+    ]
+    passes(grade, program, tests)
+
+
+def test_globals_the_program_changes_during_calls(grade):
+    program = (
+        "count = 0\ncalls = []\n"
+        "def inc(x):\n    global count\n    count += 1\n    calls.append(x)\n    return count\n"
+        "def define():\n    global late\n    late = 'here'\n"
+    )
+    tests = [
+        "inc('a'); inc('b')\nassert count == 2 and calls == ['a', 'b']",
+        "import solution\nassert solution.count == 2",
+        "define()\nassert late == 'here'",
+    ]
+    passes(grade, program, tests)
+
+
+def test_handles_take_slices_in_place_operators_and_format_specs(grade):
+    program = (
+        "class Seq:\n"
+        "    def __init__(self, xs):\n        self.xs = list(xs)\n"
+        "    def __getitem__(self, i):\n        return self.xs[i]\n"
+        "    def __iadd__(self, other):\n        self.xs += list(other)\n        return self\n"
+        "    def __len__(self):\n        return len(self.xs)\n"
+        "    def __format__(self, spec):\n        return format(sum(self.xs), spec)\n"
+    )
+    tests = [
+        "s = Seq([1, 2, 3])\nassert s[0:2] == [1, 2] and s[::-1] == [3, 2, 1]",
+        "s = Seq([1])\ns += [2, 3]\nassert len(s) == 3",
+        "assert f'{Seq([1, 2]):.1f}' == '3.0'",
+    ]
+    passes(grade, program, tests)
+
+
+def test_copies_and_types_of_the_programs_objects(grade):
+    program = (
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n"
+        "def gen():\n    yield 1\n"
+        "def box():\n    return Box([1])\n"
+    )
+    tests = [
+        "import copy\nb = box()\nc = copy.deepcopy(b)\nassert c is not b and c.v == [1]",
+        "import types\nassert isinstance(gen(), types.GeneratorType)",
+    ]
+    passes(grade, program, tests)
+
+
+def test_exceptions_cross_both_ways_with_their_methods_and_causes(grade):
+    program = (
+        "class AppError(Exception):\n    def code(self):\n        return 42\n"
+        "def fail():\n    try:\n        {}['k']\n    except KeyError as e:\n        raise AppError('wrapped') from e\n"
+        "class Guard:\n"
+        "    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, kind, exc, tb):\n        return kind is ValueError\n"
+        "def kind_of(e):\n    return type(e).__name__\n"
+    )
+    tests = [
+        "try:\n    fail()\nexcept AppError as e:\n    assert e.code() == 42 and isinstance(e.__cause__, KeyError)",
+        "with Guard():\n    raise ValueError('swallowed by the program')",
+        "assert kind_of(ValueError('x')) == 'ValueError'",
+    ]
+    passes(grade, program, tests)
+
+
+def test_standard_library_functions_and_types_as_arguments(grade):
+    program = (
+        "def sort_by(xs, key):\n    return sorted(xs, key=key)\n"
+        "def apply(f, x):\n    return f(x)\n"
+        "def kind():\n    return int\n"
+    )
+    tests = [
+        "assert sort_by(['bbb', 'a', 'cc'], key=len) == ['a', 'cc', 'bbb']",
+        "assert sort_by(['B', 'a'], str.lower) == ['a', 'B']",
+        "import math\nassert apply(math.sqrt, 9.0) == 3.0",
+        "assert kind() is int",
+    ]
+    passes(grade, program, tests)
+
+
+def test_names_like_builtins_and_modules_stay_the_programs_own(grade):
+    program = (
+        "def max(xs):\n    return 'mine'\n"
+        "def select(xs, k):\n    return sorted(xs)[:k]\n"
+        "def array(n):\n    return [0] * n\n"
+    )
+    tests = [
+        "assert max([1, 2]) == 2",  # the tests' builtin max is untouched
+        "from solution import max\nassert max([1]) == 'mine'",  # but the program's is there
+        "assert select([3, 1, 2], 2) == [1, 2] and array(2) == [0, 0]",
+    ]
+    passes(grade, program, tests)
+
+
+def test_scripts_see_a_plain_argv(grade):
+    program = (
+        "import argparse, sys\n"
+        "args = argparse.ArgumentParser().parse_args()\n"
+        "print(len(sys.argv), sys.stdin.read().strip())\n"
+    )
+    v = grade(program, [{"input": "hi\n", "output": "1 hi\n"}])
+    assert v.passed, v.detail
+
+
+def test_returning_an_argument_keeps_its_identity(grade):
+    program = "def same(xs):\n    return xs\ndef copied(xs):\n    return list(xs)\n"
+    tests = [
+        "a = [1, 2]\nassert same(a) is a",
+        "a = [1, 2]\nassert copied(a) is not a and copied(a) == a",
+    ]
+    passes(grade, program, tests)
+    v = grade(program, ["a = [1]\nassert same(a) is not a"])  # the lazy `return xs` is caught
+    assert not v.passed

@@ -2,12 +2,12 @@
 
 import os
 import socket
-import sys
 import threading
 import uuid
 from pathlib import Path
 
 from selfplay.verifier import IsolationUnavailable, Verifier
+from selfplay.verifier.sandbox import root_mounts
 
 
 def test_sandbox_reports_full_isolation_on_this_machine(verifier):
@@ -106,10 +106,11 @@ def test_host_secrets_are_invisible(grade, tmp_path):
     )
     v = grade(program, [], calls=[f"visible({paths!r})", f"home_listing({str(Path.home())!r})"])
     assert v.outputs[0] == "[]"
-    # The home directory shows at most the path down to the Python installation, if it lives there.
+    # The home directory shows at most the paths down to the Python installation and the
+    # virtual environment, where they live there (both are bound read-only).
     home = Path.home().resolve()
-    prefix = Path(sys.base_prefix).resolve()
-    allowed = [prefix.relative_to(home).parts[0]] if prefix.is_relative_to(home) else []
+    roots = [Path(r) for r, inside in root_mounts() if r == inside]
+    allowed = sorted({r.relative_to(home).parts[0] for r in roots if r.is_relative_to(home)})
     assert v.outputs[1] == repr(allowed)
 
 

@@ -125,9 +125,17 @@ def test_floats_and_special_values(grade):
     )
 
 
-def test_numpy_values_cross_as_plain_data(grade):
-    program = "import numpy as np\ndef f(n):\n    return np.arange(n) * 2\ndef g():\n    return np.int64(7)\n"
-    passes(grade, program, ["assert f(3) == [0, 2, 4]", "assert g() == 7"])
+def test_numpy_values_cross_as_themselves(grade):
+    program = (
+        "import numpy as np\ndef f(n):\n    return np.arange(n) * 2\n"
+        "def g():\n    return np.int64(7)\ndef total(a):\n    return int(a.sum())\n"
+    )
+    tests = [
+        "assert (f(3) == [0, 2, 4]).all() and f(3).shape == (3,) and f(3).tolist() == [0, 2, 4]",
+        "import numpy as np\nassert g() == 7 and isinstance(g(), np.int64)",
+        "import numpy as np\nassert total(np.ones((2, 3))) == 6",  # an array the tests pass
+    ]
+    passes(grade, program, tests)
 
 
 def test_calls_return_reprs_of_values(grade):

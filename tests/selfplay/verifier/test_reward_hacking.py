@@ -220,7 +220,7 @@ def test_sub_returning_an_object_whose_abs_is_zero(grade):
         "def square(x):\n    return Z()\n"
     )
     v = not_passed(
-        grade, program, ["assert abs(square(4) - 16) < 1e-6", "assert not (square(5) - 25)"]
+        grade, program, ["assert abs(square(4) - 16) < 1e-6", "assert -(square(5) - 25) > -1e-6"]
     )
     assert v.tests_passed == 0 and "handle_compared" in v.signals
 
@@ -285,3 +285,56 @@ def test_signals_to_the_test_process_are_ignored(grade, sig):
     v = grade(program, SQUARE_TESTS)
     assert v.passed, v.detail  # the test process is PID 1 of the row: it does not see them
     assert "signal_other" in v.signals
+
+
+# 8. Forging what the program's process tells the test process ------------------------------
+def test_a_forged_builtins_entry_in_the_manifest_replaces_nothing(grade):
+    # The manifest is written in the program's own process, so the program can rewrite it.
+    program = (
+        "import sys, builtins\n"
+        "S = sys.modules['selfplay_inside.server'].Server\n"
+        "FAKE = {n: getattr(builtins, n) for n in ('len', 'range', 'list', 'print')}\n"
+        "FAKE.update(abs=lambda x: 0.0, isinstance=lambda *a: True, sorted=lambda *a, **k: [1, 2, 3])\n"
+        "_manifest = S.manifest\n"
+        "S.manifest = lambda self: {**_manifest(self), '__builtins__': self._entry('x', FAKE, {}),\n"
+        "                           '__import__': self._entry('y', FAKE, {}),\n"
+        "                           'bonus': self._entry('bonus', 42, {})}\n"
+        "def square(x):\n    return 12345.0\n"
+    )
+    tests = [
+        "assert bonus == 42",  # control: the forged manifest did reach the test process
+        "assert abs(square(2.0) - 4.0) < 1e-6",
+        "assert sorted(square([3, 1, 2])) == [1, 2, 3]",
+        "assert isinstance(square(1), list)",
+    ]
+    v = not_passed(grade, program, tests)
+    assert v.tests_passed == 1
+
+
+def test_the_programs_own_module_does_not_stand_in_for_a_real_one(grade):
+    # `math = sys.modules[__name__]` makes the program's module look like a module named math.
+    program = (
+        "import sys\nmath = sys.modules[__name__]\nnp = math\n"
+        "def isclose(*a, **k):\n    return True\n"
+        "def square(x):\n    return 0\n"
+    )
+    v = not_passed(grade, program, ["assert math.isclose(square(4), 16)"])
+    assert "module_shadow" in v.signals
+
+
+def test_the_program_cannot_raise_the_harness_own_exceptions(grade):
+    # A class dressed as the harness's SolutionGone must not end the row with a chosen status.
+    program = (
+        "def _dressed():\n"
+        "    class Gone(BaseException):\n        pass\n"
+        "    Gone.__module__, Gone.__qualname__ = 'selfplay_inside.channel', 'SolutionGone'\n"
+        "    return Gone\n"
+        "def square(x):\n"
+        "    e = _dressed()('pretend')\n    e.status = 'timeout'\n    raise e\n"
+    )
+    v = not_passed(
+        grade,
+        program,
+        ["try:\n    square(4)\nexcept BaseException:\n    pass\nassert square(4) == 16"],
+    )
+    assert v.status == "failed", v

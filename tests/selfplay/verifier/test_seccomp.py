@@ -17,7 +17,11 @@ import ctypes, errno, os, socket
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
+PARENT = -999  # stands for the solution's parent, the test process, looked up here
+
+
 def call(nr, *args):
+    args = [os.getppid() if a == PARENT else a for a in args]
     rc = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
     return rc, ctypes.get_errno()
 
@@ -44,13 +48,17 @@ CALLS = {
     "io_uring_setup": (NR["io_uring_setup"], 1, 0),
     "init_module": (NR["init_module"], 0, 0, 0),
     "kexec_load": (NR["kexec_load"], 0, 0, 0, 0),
+    # the test process shares the solution's uid: its limits and priority are out of reach
+    "prlimit64(test process)": (NR["prlimit64"], "PPID", 7, 0, 0),
+    "setpriority(test process)": (NR["setpriority"], 0, "PPID", 19),
+    "sched_setaffinity(test process)": (NR["sched_setaffinity"], "PPID", 0, 0),
 }
 
 
 @pytest.mark.parametrize("name", list(CALLS))
 def test_refused_system_call(grade, name):
     nr, *args = CALLS[name]
-    args = ", ".join("os.getppid()" if a == "PPID" else str(a) for a in args)
+    args = ", ".join("PARENT" if a == "PPID" else str(a) for a in args)
     v = grade(PROGRAM, [], calls=[f"call({nr}, {args})" if args else f"call({nr})"])
     assert v.outputs == ["(-1, 1)"], (name, v.outputs, v.detail)  # EPERM
     assert "seccomp_denied" in v.signals
@@ -74,6 +82,9 @@ def test_ordinary_sockets_threads_and_processes_still_work(grade):
         "    if pid == 0:\n        os._exit(7)\n"
         "    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])\n"
         "    out = subprocess.run([sys.executable, '-c', 'print(1)'], capture_output=True).stdout\n"
+        "    import resource\n"
+        "    resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+        "    os.setpriority(os.PRIO_PROCESS, 0, 1)\n"
         "    return got, code, out, sock(socket.AF_INET, socket.SOCK_STREAM)\n"
     )
     v = grade(program, [], calls=["ordinary()"], timeout_s=20)

@@ -1,0 +1,214 @@
+"""Value types built from plain parts, the same way on both sides of the call channel.
+
+`encode(v, part)` gives the node of such a value (or None), `rebuild(node, part, strict)` the
+value of a node; `part` encodes or decodes a sub-value (a slice's bounds). The test process
+rebuilds with `strict=True`: every part's type is checked, because the sender is untrusted.
+
+| node | value |
+|---|---|
+| `("F", numerator, denominator)`, `("M", text)` | Fraction, Decimal |
+| `("B", bytes)`, `("A", typecode, [items])`, `("R", start, stop, step)` | bytearray, array.array, range |
+| `("K", [n])`, `("V", [n])`, `("I", [n])` | dict keys, values and items views |
+| `("sl", start, stop, step)` | a slice (bounds are nodes) |
+| `("dt", kind, fields, tz, fold)` | datetime.date, time, datetime, timedelta, timezone (tz: None, a fixed offset or a zoneinfo key) |
+| `("nd", dtype, shape, bytes)` | a numpy array (shape None: a numpy scalar) of numbers, booleans or dates (never objects) |
+| `("G", module, qualname)` | a function or class of the standard library (`len`, `str.lower`, `math.sqrt`, `int`): the same object on the other side |
+"""
+
+from __future__ import annotations
+
+import array
+import builtins
+import datetime
+import decimal
+import fractions
+import importlib
+import re
+import sys
+import types
+
+
+class WireError(Exception):
+    """The peer sent something that is not a valid message."""
+
+
+_VIEWS = {type({}.keys()): "K", type({}.values()): "V", type({}.items()): "I"}
+_DT = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
+_NUMPY_DTYPE = re.compile(r"^[<>|=]?[biufcmM?]\d{0,2}(\[[a-zA-Z]+\])?$")
+_GLOBAL_TYPES = (types.BuiltinFunctionType, types.FunctionType, type, types.MethodDescriptorType)
+
+
+def import_attr(module: str, qualname: str):
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_TYPES = {id(t): name for name, t in vars(types).items() if isinstance(t, type)}
+
+
+def _global_ref(v):
+    """("G", module, qualname) when `v` is reachable by name from a standard-library module
+    (the interpreter's own classes by their names in `types`: `types.GeneratorType`)."""
+    if not isinstance(v, _GLOBAL_TYPES):
+        return None
+    if id(v) in _TYPES and getattr(types, _TYPES[id(v)]) is v:
+        return ("G", "types", _TYPES[id(v)])
+    owner = getattr(v, "__objclass__", None)
+    module = getattr(v, "__module__", None) or getattr(owner, "__module__", None)
+    qualname = getattr(v, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    if module.split(".")[0] not in sys.stdlib_module_names:
+        return None  # the program's own functions and classes are handles
+    if module == "builtins" and getattr(builtins, qualname.split(".")[0], None) is None:
+        return None
+    try:
+        if import_attr(module, qualname) is not v:
+            return None
+    except Exception:
+        return None
+    return ("G", module, qualname)
+
+
+def _tz_node(tz):
+    if tz is None:
+        return None
+    if type(tz) is datetime.timezone:
+        off = tz.utcoffset(None)
+        return ("off", off.days, off.seconds, off.microseconds, tz.tzname(None))
+    key = getattr(tz, "key", None)
+    if type(tz).__name__ == "ZoneInfo" and isinstance(key, str):
+        return ("zone", key)
+    raise LookupError
+
+
+def _tz(node):
+    if node is None:
+        return None
+    if node[0] == "off" and len(node) == 5:
+        offset = datetime.timedelta(node[1], node[2], node[3])
+        name = node[4]
+        utc_name = datetime.timezone(offset).tzname(None)
+        return datetime.timezone(offset) if name == utc_name else datetime.timezone(offset, name)
+    if node[0] == "zone" and len(node) == 2 and type(node[1]) is str:
+        import zoneinfo
+
+        return zoneinfo.ZoneInfo(node[1])
+    raise ValueError("bad time zone")
+
+
+def _datetime(v, t):
+    try:
+        if t is datetime.date:
+            return ("dt", "date", (v.year, v.month, v.day), None, 0)
+        if t is datetime.datetime:
+            fields = (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+            return ("dt", "datetime", fields, _tz_node(v.tzinfo), v.fold)
+        if t is datetime.time:
+            fields = (v.hour, v.minute, v.second, v.microsecond)
+            return ("dt", "time", fields, _tz_node(v.tzinfo), v.fold)
+        if t is datetime.timedelta:
+            return ("dt", "timedelta", (v.days, v.seconds, v.microseconds), None, 0)
+        if t is datetime.timezone:
+            return ("dt", "timezone", (), _tz_node(v), 0)
+    except LookupError:
+        return None  # an unusual tzinfo: the value crosses as a handle
+    return None
+
+
+def encode(v, part):
+    """The node of a simple value, or None if `v` is not one."""
+    t = type(v)
+    if t is fractions.Fraction:
+        return ("F", v.numerator, v.denominator)
+    if t is decimal.Decimal:
+        return ("M", str(v))
+    if t is bytearray:
+        return ("B", bytes(v))
+    if t is range:
+        return ("R", v.start, v.stop, v.step)
+    if t is array.array:
+        return ("A", v.typecode, v.tolist())
+    if t is slice:
+        return ("sl", part(v.start), part(v.stop), part(v.step))
+    if t in _VIEWS:
+        return (_VIEWS[t], [part(x) for x in v])
+    if t.__module__ == "datetime" or t.__module__ == "zoneinfo":
+        return _datetime(v, t)
+    if (t.__module__ or "").startswith("numpy") and hasattr(v, "dtype") and hasattr(v, "tobytes"):
+        if v.dtype.kind in "biufcmM?" and v.dtype.names is None:
+            # A numpy scalar (np.int64(7)) arrives as one, an array as an array.
+            shape = None if not hasattr(v, "shape") or t.__name__ != "ndarray" else list(v.shape)
+            return ("nd", v.dtype.str, shape, v.tobytes())
+        return None
+    return _global_ref(v)
+
+
+def rebuild(n: tuple, part, strict: bool = False, importable=None):
+    """The value of a simple node (WireError for one that is not valid)."""
+    tag = n[0]
+    if tag in ("K", "V", "I") and len(n) == 2 and type(n[1]) is list:
+        items = [part(x) for x in n[1]]
+        if tag == "K":
+            return dict.fromkeys(items).keys()
+        if tag == "V":
+            return dict(enumerate(items)).values()
+        if strict and not all(type(i) is tuple and len(i) == 2 for i in items):
+            raise WireError("malformed items view")
+        return dict(items).items()
+    if tag == "F" and len(n) == 3 and type(n[1]) is int and type(n[2]) is int:
+        return fractions.Fraction(n[1], n[2])
+    if tag == "M" and len(n) == 2 and type(n[1]) is str:
+        return decimal.Decimal(n[1])
+    if tag == "B" and len(n) == 2 and type(n[1]) is bytes:
+        return bytearray(n[1])
+    if tag == "R" and len(n) == 4 and all(type(x) is int for x in n[1:]):
+        return range(n[1], n[2], n[3])
+    if tag == "sl" and len(n) == 4:
+        return slice(part(n[1]), part(n[2]), part(n[3]))
+    if tag == "A" and len(n) == 3 and type(n[1]) is str and type(n[2]) is list:
+        if strict and not all(type(x) in (int, float, str) for x in n[2]):
+            raise WireError("malformed array")
+        return array.array(n[1], n[2])
+    if tag == "dt" and len(n) == 5 and type(n[2]) is tuple and type(n[4]) is int:
+        kind, fields, tz, fold = n[1], n[2], n[3], n[4]
+        if strict and not all(type(x) is int for x in fields):
+            raise WireError("malformed datetime")
+        if kind == "timedelta":
+            return datetime.timedelta(*fields)
+        if kind == "timezone":
+            return _tz(tz)
+        if kind == "date":
+            return _DT[kind](*fields)
+        return _DT[kind](*fields, tzinfo=_tz(tz), fold=fold)
+    if tag == "nd" and len(n) == 4:
+        return _ndarray(*n[1:], strict=strict)
+    if tag == "G" and len(n) == 3 and type(n[1]) is str and type(n[2]) is str:
+        if importable is not None and not importable(n[1]):
+            raise WireError(f"a reference to {n[1]}.{n[2]}, which the tests cannot import")
+        obj = import_attr(n[1], n[2])
+        if strict and not isinstance(obj, _GLOBAL_TYPES):
+            raise WireError("a reference that is not a function or class")
+        return obj
+    raise WireError(f"unknown node {tag!r}")
+
+
+def _ndarray(dtype, shape, data, strict: bool):
+    if type(dtype) is not str or not _NUMPY_DTYPE.match(dtype) or type(data) is not bytes:
+        raise WireError("malformed array")
+    scalar = shape is None
+    shape = [] if scalar else shape
+    if type(shape) is not list or not all(type(x) is int and x >= 0 for x in shape):
+        raise WireError("malformed array shape")
+    import numpy
+
+    dt = numpy.dtype(dtype)
+    count = 1
+    for x in shape:
+        count *= x
+    if dt.kind == "O" or count * dt.itemsize != len(data):
+        raise WireError("malformed array")
+    array = numpy.frombuffer(data, dtype=dt).reshape(shape).copy()
+    return array[()] if scalar else array
