@@ -99,7 +99,9 @@ def mbpp(record: dict[str, Any]) -> dict[str, Any]:
     # The tests' own imports (MBPP lists them apart): a test must not rely on the program's.
     imports = record.get("test_imports")
     imports = imports.tolist() if hasattr(imports, "tolist") else imports
-    imports = "\n".join(i for i in imports if isinstance(i, str)) if isinstance(imports, list) else ""
+    imports = (
+        "\n".join(i for i in imports if isinstance(i, str)) if isinstance(imports, list) else ""
+    )
     setup = "\n".join(part for part in (imports, record.get("test_setup_code") or "") if part)
     entry = _entry_point(code, tests)
     row: dict[str, Any] = {
