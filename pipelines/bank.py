@@ -73,6 +73,10 @@ def import_(
         raise _fail(str(e)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise _fail(f"cannot read {source} ({e}).") from None
+    if not candidates.tasks and not candidates.rejections:
+        typer.echo(
+            f"selfplay bank: warning: {source} holds no records; nothing was imported.", err=True
+        )
     store = _open(bank, create=True)
     try:
         with Verifier(workers, timeout) as verifier:
@@ -89,19 +93,16 @@ def import_(
 
 
 def _admit(gate, candidates, batch_size: int, limit: int | None):
-    from rich.progress import Progress
-
-    from pipelines.console import stderr
+    from pipelines.progress import Progress
     from task_bank.importers import admit_candidates
 
-    with Progress(console=stderr, transient=True) as bar:
-        task = bar.add_task("admitting", total=None)
+    with Progress() as bar:
         return admit_candidates(
             candidates,
             gate,
             batch_size=batch_size,
             limit=limit,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            progress=lambda done, total: bar.update("admitting", done, total),
         )
 
 
@@ -247,17 +248,23 @@ def list_(
         bool, typer.Option(help="Include tasks flagged as benchmark look-alikes.")
     ] = True,
     limit: Annotated[int, typer.Option(min=1)] = 50,
+    sort: Annotated[
+        str, typer.Option(help="oldest, newest, hardest, easiest (by solve rate) or attempts.")
+    ] = "oldest",
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines on stdout.")] = False,
 ) -> None:
     """Tasks matching filters, with attempts and solve rate."""
     from task_bank.schema import KINDS
-    from task_bank.stats import listing
+    from task_bank.stats import SORTS, listing
 
     if kind is not None and kind not in KINDS:
         raise _fail(f"--kind must be one of {', '.join(KINDS)}, got '{kind}'.")
+    if sort not in SORTS:
+        raise _fail(f"--sort must be one of {', '.join(SORTS)}, got '{sort}'.")
     with _open(bank) as store:
         rows = listing(
             store,
+            sort=sort,
             kind=kind,
             source=source,
             tag=tag,
@@ -276,21 +283,26 @@ def list_(
 
     from pipelines.console import stdout
 
-    table = Table(title=f"{len(rows)} tasks")
-    for col in ("id", "kind", "attempts", "solve rate"):
-        table.add_column(col, no_wrap=True, justify="left" if col in ("id", "kind") else "right")
-    for col in ("source", "tags"):
-        table.add_column(col, overflow="fold")
-    table.add_column("contam.", no_wrap=True)
+    # Fits 80 columns: ids and tags fold, the flag column only when some task is flagged.
+    table = Table(title=f"{len(rows)} tasks", pad_edge=False)
+    table.add_column("id", overflow="fold", ratio=3)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("tries", justify="right", no_wrap=True)
+    table.add_column("rate", justify="right", no_wrap=True)
+    table.add_column("source", overflow="fold", ratio=1)
+    table.add_column("tags", overflow="fold", ratio=1)
+    flagged = any(r["contaminated"] for r in rows)
+    if flagged:
+        table.add_column("contam.", no_wrap=True)
     for r in rows:
         rate = "-" if r["solve_rate"] is None else f"{r['solve_rate']:.2f}"
-        table.add_row(
+        cells = [
             escape(r["id"]),
             r["kind"],
             str(r["attempts"]),
             rate,
             escape(r["source"]),
             escape(", ".join(r["tags"])),
-            "yes" if r["contaminated"] else "",
-        )
+        ]
+        table.add_row(*cells, *(["yes" if r["contaminated"] else ""] if flagged else []))
     stdout.print(table)

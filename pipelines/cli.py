@@ -6,6 +6,8 @@ datasets, faiss) inside its command functions, so that `selfplay verify` starts 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from pipelines import bank, curriculum, evaluate, export, run, serve, verify
@@ -19,8 +21,24 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"selfplay {version('selfplay')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            typer.echo("selfplay (not installed)")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
     """Grow verified programming tasks at the right difficulty for RL on code models."""
 
 

@@ -76,20 +76,15 @@ def _finish(report: Any, out: Path, as_json: bool) -> None:
 
 
 def _run(evaluate, backend: Any, workers: int) -> Any:
-    """`evaluate(verifier, progress)` with a progress bar of answered prompts on stderr."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    from pipelines.console import stderr
+    """`evaluate(verifier, progress)` with progress of answered prompts on stderr."""
+    from pipelines.progress import Progress
     from selfplay.backends import BackendError
     from selfplay.verifier import Verifier
 
-    bar = Progress(
-        "generate", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=stderr
-    )
-    task = bar.add_task("generate", total=None)
+    bar = Progress()
 
     def progress(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
+        bar.update("generate", done, total)
 
     try:
         with Verifier(workers=workers, timeout_s=10.0) as verifier, bar:

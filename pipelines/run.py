@@ -94,9 +94,8 @@ def run(
 
 
 def _run(cfg: Any, bank_path: Path | None) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from pipelines.console import stderr, stdout
+    from pipelines.progress import Progress
     from selfplay.backends.base import BackendError
     from selfplay.engine import SelfPlay, metrics_path
     from selfplay.verifier import IsolationUnavailable, Verifier
@@ -111,25 +110,10 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         store = Bank(bank_path)
     except BankError as e:
         raise _fail(f"{e}.") from None
-    bars = Progress(
-        TextColumn("{task.description:<22}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-    )
-    tasks: dict[str, Any] = {}
-
-    def progress(phase: str, done: int, total: int) -> None:
-        if phase not in tasks:
-            tasks[phase] = bars.add_task(phase, total=total)
-        bars.update(tasks[phase], completed=done, total=total)
+    bars = Progress()
 
     def on_round(summary: Any) -> None:
-        for task_id in tasks.values():
-            bars.remove_task(task_id)
-        tasks.clear()
+        bars.clear()
         stdout.print(_summary_table(summary))
 
     def on_seeds(report: Any) -> None:
@@ -139,7 +123,13 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         with Verifier(cfg.verifier.workers, cfg.verifier.timeout_s, cfg.verifier.memory_mb) as v:
             with bars:
                 engine = SelfPlay(
-                    store, backend, v, cfg, progress=progress, on_round=on_round, on_seeds=on_seeds
+                    store,
+                    backend,
+                    v,
+                    cfg,
+                    progress=bars.update,
+                    on_round=on_round,
+                    on_seeds=on_seeds,
                 )
                 engine.run(cfg.rounds)
     except KeyboardInterrupt:
@@ -150,7 +140,14 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     finally:
         backend.close()
         store.close()
+    path = store.path or DEFAULT_BANK
+    with Bank(store.path) as done:
+        count = done.count()
     stderr.print(
-        f"bank {store.path or DEFAULT_BANK}: {Bank(store.path).count()} tasks; "
-        f"metrics in {metrics_path(store, cfg)}"
+        f"bank {path}: {count} tasks. Where to look next:\n"
+        f"  selfplay bank list --bank {path} --source selfplay --sort newest   # the new tasks\n"
+        f"  selfplay curriculum show --bank {path}                            # frontier, learnability\n"
+        f"  {metrics_path(store, cfg)}   # one JSON line per round",
+        highlight=False,
+        soft_wrap=True,
     )

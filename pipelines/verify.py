@@ -94,27 +94,29 @@ def verify(
 
 
 class _progress:
-    """A rich progress bar on stderr, only for long inputs."""
+    """Progress on stderr (`pipelines.progress`), only for long inputs."""
 
     def __init__(self, total: int | None):
         self.total = total
         self.bar = None
+        self.done = 0
 
     def __enter__(self):
         if self.total is None or self.total < PROGRESS_MIN_ROWS:
             return lambda: None
-        from rich.progress import Progress
+        from pipelines.progress import Progress
 
-        from pipelines.console import stderr
+        self.bar = Progress().__enter__()
 
-        self.bar = Progress(console=stderr, transient=True)
-        self.bar.start()
-        task = self.bar.add_task("verifying", total=self.total)
-        return lambda: self.bar.advance(task)
+        def advance() -> None:
+            self.done += 1
+            self.bar.update("verifying", self.done, self.total)
+
+        return advance
 
     def __exit__(self, *exc):
         if self.bar is not None:
-            self.bar.stop()
+            self.bar.__exit__(*exc)
 
 
 def _summary(counts: Counter, elapsed: float) -> None:

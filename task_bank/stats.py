@@ -95,9 +95,21 @@ def hack_signals(bank: Bank) -> dict[str, Any]:
     }
 
 
+# How `listing` orders tasks: newest/oldest by insertion; hardest/easiest by solve rate (tasks
+# never attempted last); most attempted first.
+SORTS = {
+    "oldest": "t.key",
+    "newest": "t.key DESC",
+    "hardest": "SUM(s.attempts) IS NULL, 1.0 * SUM(s.successes) / SUM(s.attempts), t.key",
+    "easiest": "SUM(s.attempts) IS NULL, 1.0 * SUM(s.successes) / SUM(s.attempts) DESC, t.key",
+    "attempts": "COALESCE(SUM(s.attempts), 0) DESC, t.key",
+}
+
+
 def listing(
     bank: Bank,
     *,
+    sort: str = "oldest",
     kind: str | None = None,
     source: str | None = None,
     tag: str | None = None,
@@ -124,7 +136,7 @@ def listing(
         "COALESCE(SUM(s.attempts), 0), COALESCE(SUM(s.successes), 0) "
         f"FROM tasks t {join} {where} "
         f"GROUP BY t.key {'HAVING ' + ' AND '.join(having) if having else ''} "
-        f"ORDER BY t.key LIMIT {int(limit)}"
+        f"ORDER BY {SORTS[sort]} LIMIT {int(limit)}"
     )
     out = []
     rows = bank.conn.execute(sql, join_args + args).fetchall()

@@ -200,6 +200,11 @@ def test_the_command_with_the_scripted_backend(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert "self-play round 1" in res.stdout and "admitted" in res.stdout
+    # Without a terminal, progress is plain lines; the end says where to look next.
+    assert "solve: 1/1" in res.stderr and "propose deduction" in res.stderr, res.stderr
+    assert f"selfplay bank list --bank {bank} --source selfplay --sort newest" in res.stderr
+    assert f"selfplay curriculum show --bank {bank}" in res.stderr
+    assert "b.metrics.jsonl" in res.stderr
     with Bank(bank) as b:
         (task,) = b.tasks(source="selfplay")
         assert task.examples[0] == {"input": "2", "output": "2"}

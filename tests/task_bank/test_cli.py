@@ -133,3 +133,46 @@ def test_bad_arguments_exit_2_without_creating_a_bank(tmp_path):
     assert result.exit_code == 2 and "there is no task 'nope'" in result.stderr
     result = runner.invoke(app, ["bank", "list", "--kind", "poem", "--bank", str(bank_path)])
     assert result.exit_code == 2 and "--kind must be one of" in result.stderr
+
+
+def test_version():
+    res = _selfplay("--version")
+    assert res.returncode == 0 and res.stdout.startswith("selfplay ")
+    from importlib.metadata import version
+
+    assert res.stdout.split()[1] == version("selfplay")
+
+
+def test_list_sorts_and_fits_80_columns(tmp_path):
+    bank = tmp_path / "b.db"
+    assert _selfplay("bank", "import", "seeds", "--bank", str(bank)).returncode == 0
+
+    def ids(order: str) -> list[str]:
+        res = _selfplay(
+            "bank", "list", "--bank", str(bank), "--sort", order, "--limit", "500", "--json"
+        )
+        return [json.loads(line)["id"] for line in res.stdout.splitlines()]
+
+    oldest = ids("oldest")
+    assert len(oldest) == 104 and ids("newest") == oldest[::-1]
+    table = _selfplay("bank", "list", "--bank", str(bank), "--limit", "5", env={"COLUMNS": "80"})
+    assert table.returncode == 0 and "seed-" in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 80
+    bad = _selfplay("bank", "list", "--bank", str(bank), "--sort", "sideways")
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("selfplay bank: --sort must be")
+
+
+def test_importing_an_empty_file_warns_and_imports_nothing(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    res = _selfplay("bank", "import", str(empty), "--bank", str(tmp_path / "b.db"), "--json")
+    assert res.returncode == 0
+    assert "holds no records; nothing was imported" in res.stderr
+    assert json.loads(res.stdout)["admitted"] == 0
+
+
+def test_progress_without_a_terminal_is_plain_lines(tmp_path):
+    res = _selfplay("bank", "import", "seeds", "--bank", str(tmp_path / "b.db"))
+    assert res.returncode == 0
+    lines = [line for line in res.stderr.splitlines() if line.startswith("admitting: ")]
+    assert lines and lines[-1].startswith("admitting: 104/104")
