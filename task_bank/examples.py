@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from selfplay.kinds.answers import NotAValue, parse_value, same_repr
+
 CALLEE_ALIASES = ("candidate",)
 
 
@@ -55,18 +57,14 @@ def inputs_from_tests(tests: list, entry_point: str | None, limit: int = 10) -> 
 
 
 def same_value(a: str, b: str) -> bool:
-    """Two reprs denote the same value (compared as literals when both parse)."""
-    if a == b:
-        return True
-    try:
-        return ast.literal_eval(a) == ast.literal_eval(b)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+    """Two reprs denote the same value, types included (the rewards' own comparison)."""
+    return same_repr(a, b)
 
 
 def is_literal(text: str) -> bool:
+    """A value an answer can write (a literal, or `inf`, `nan`, `frozenset()`, ...)."""
     try:
-        ast.literal_eval(text)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        parse_value(text)
+    except NotAValue:
         return False
     return True

@@ -23,11 +23,12 @@ from typing import Any, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfplay import kinds
 from task_bank.decontam import Decontaminator, humaneval_decontaminator
 from task_bank.dedup import NearDupIndex, Vectorizer
 from task_bank.examples import inputs_from_tests, is_literal, same_value
 from task_bank.normalize import ast_hash
-from task_bank.schema import MIN_EXAMPLES, Task
+from task_bank.schema import Task
 from task_bank.store import Bank, BankError, Rejection, dedup_key
 
 
@@ -167,11 +168,9 @@ class Gate:
                 for x, out in zip(inputs[i], outputs, strict=True)
                 if out is not None
             ]
-            if len(t.examples) < MIN_EXAMPLES[t.kind]:
-                reject(t, "too_few_examples", f"{t.kind} needs {MIN_EXAMPLES[t.kind]}")
-                continue
-            if t.kind == "deduction" and not is_literal(t.examples[0]["output"]):
-                reject(t, "output_not_literal", t.examples[0]["output"][:200])
+            problem = kinds.get(t.kind).check(t)
+            if problem:
+                reject(t, *problem)
                 continue
             t.verified_at, t.deterministic = now, runs == 2
             kept.append(t)
@@ -200,10 +199,8 @@ class Gate:
     def _comparable(self, a: Task, b: Task) -> bool:
         if a.kind != b.kind or (a.entry_point is None) != (b.entry_point is None):
             return False
-        if a.kind in ("deduction", "abduction"):
-            field_ = "input" if a.kind == "deduction" else "output"
-            return a.examples[0][field_] == b.examples[0][field_]
-        return True
+        kind = kinds.get(a.kind)
+        return kind.shown(a) == kind.shown(b)  # the same question, if the kind shows one
 
     def _near_duplicates(self, tasks: list[Task], vectors: np.ndarray) -> dict[int, str]:
         """Index in `tasks` -> id of an existing or earlier task it duplicates."""

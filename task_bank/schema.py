@@ -18,9 +18,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from selfplay import kinds
 from selfplay.verifier.records import InvalidRow, parse_tests
 
-KINDS = ("codegen", "deduction", "abduction", "induction")
+KINDS = kinds.NAMES
 ROW_FIELDS = (
     "id",
     "kind",
@@ -33,9 +34,6 @@ ROW_FIELDS = (
     "tags",
     "metadata",
 )
-# How many examples a kind needs after verification: deduction and abduction show
-# one, induction shows some and grades on the rest.
-MIN_EXAMPLES = {"codegen": 0, "deduction": 1, "abduction": 1, "induction": 2}
 
 
 class InvalidTask(ValueError):

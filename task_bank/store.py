@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfplay import kinds
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
 from task_bank.normalize import ast_hash
 from task_bank.schema import Task
@@ -68,8 +69,9 @@ def dedup_key(task: Task, program_hash: str) -> str:
     """Exact-duplicate key: same kind and normalized program, and for deduction and
     abduction the same question (the shown input, resp. output)."""
     key = f"{task.kind}:{program_hash}"
-    if task.kind in ("deduction", "abduction") and task.examples:
-        shown = task.examples[0]["input" if task.kind == "deduction" else "output"]
+    kind = kinds.KINDS.get(task.kind)  # an unknown kind is refused by the table's CHECK
+    shown = kind.shown(task) if kind is not None else None
+    if shown is not None:
         key += f":{shown}"
     return key
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from selfplay import kinds
 from task_bank.examples import is_literal
 
 # Calls whose result changes from run to run or process to process.
@@ -118,7 +119,7 @@ def static_checks(program: str | None, entry_point: str, kind: str) -> Reason | 
     reason = defines(tree, entry_point) or hidden_state(tree)
     if reason:
         return reason
-    if kind == "codegen":
+    if kinds.get(kind).needs_docstring:
         fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry_point)
         doc = ast.get_docstring(fn)
         if not doc or len(doc.split()) < 5:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfplay import kinds
 from selfplay.backends.base import Backend, Sampling
 from selfplay.prompts import render
 from selfplay.proposer.checks import Reason, run_checks, static_checks
@@ -29,14 +30,8 @@ from task_bank.store import Rejection
 
 ENTRY_POINT = "f"
 SOURCE = "selfplay"
-# Inputs a kind needs after the run checks: deduction and abduction show one example,
-# induction shows some and grades on the others, codegen grades on them as tests.
-MIN_INPUTS = {"codegen": 2, "deduction": 1, "abduction": 1, "induction": 3}
-TASK_PROMPTS = {
-    "deduction": "Predict the value that `f` returns for the input shown.",
-    "abduction": "Find an input for which `f` returns the output shown.",
-    "induction": "Write `f`. Infer what it computes from the examples.",
-}
+# Inputs a kind needs after the run checks (each kind's `proposal_inputs`).
+MIN_INPUTS = {name: kind.proposal_inputs for name, kind in kinds.KINDS.items()}
 
 Progress = Callable[[str, int, int], None]
 
@@ -87,28 +82,23 @@ class _Candidate:
     inputs: list[str] = field(default_factory=list)
 
 
+def test_of(entry_point: str, args: str, output: str) -> str:
+    """`assert f(args) == output`, or a comparison of reprs where the output is no literal
+    that compares equal to itself (`nan`, `inf`, `frozenset()`)."""
+    try:
+        value = ast.literal_eval(output)
+        if value == value:
+            return f"assert {entry_point}({args}) == {output}"
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return f"assert repr({entry_point}({args})) == {output!r}"
+
+
 def _show_reference(task: Task, limit: int) -> str:
     program = task.program if len(task.program) <= limit else task.program[:limit] + "\n# ...\n"
     block = f"```python\n{program.rstrip()}\n```"
-    ep = task.entry_point
     shown = [e for e in task.examples if e.get("output") is not None][:3]
-    if task.kind == "codegen":
-        return f"Exercise: {task.prompt.strip()}\nSolution:\n{block}"
-    if task.kind == "induction":
-        lines = "\n".join(f"{ep}({e['input']}) == {e['output']}" for e in shown)
-        return f"{block}\nExamples:\n{lines}"
-    example = f"\n{ep}({shown[0]['input']}) returns {shown[0]['output']}" if shown else ""
-    return block + example
-
-
-def _codegen_prompt(program: str) -> str:
-    fn = next(
-        n for n in ast.parse(program).body if isinstance(n, ast.FunctionDef) and n.name == "f"
-    )
-    signature = f"f({ast.unparse(fn.args)})"
-    if fn.returns is not None:
-        signature += f" -> {ast.unparse(fn.returns)}"
-    return f"Write `{signature}`.\n\n{ast.get_docstring(fn)}"
+    return kinds.get(task.kind).describe(task, shown, block)
 
 
 class Proposer:
@@ -258,7 +248,7 @@ class Proposer:
             if reason is None and len(keep) < MIN_INPUTS[kind]:
                 reason = Reason("inputs_raise", first.detail[:300])
             outputs = [first.outputs[i] for i in keep] if reason is None else []
-            if reason is None and kind in ("induction", "codegen") and len(set(outputs)) == 1:
+            if reason is None and kinds.get(kind).varied_outputs and len(set(outputs)) == 1:
                 reason = Reason("constant_output", f"every input gives {outputs[0][:100]}")
             if reason:
                 reject(cand.index, reason)
@@ -280,9 +270,9 @@ class Proposer:
         round_id: int | None,
     ) -> Task | Reason:
         inputs = [cand.inputs[i] for i in keep]
-        # Tests are built from literals the verifier computed, never from model text.
-        tests = [f"assert {ENTRY_POINT}({x}) == {y}" for x, y in zip(inputs, outputs, strict=True)]
-        prompt = _codegen_prompt(cand.program) if kind == "codegen" else TASK_PROMPTS[kind]
+        # Tests are built from values the verifier computed, never from model text.
+        tests = [test_of(ENTRY_POINT, x, y) for x, y in zip(inputs, outputs, strict=True)]
+        prompt = kinds.get(kind).statement(cand.program, ENTRY_POINT)
         row = {
             "kind": kind,
             "prompt": prompt,

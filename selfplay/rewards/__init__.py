@@ -1,14 +1,17 @@
 """Rewards for RL trainers, graded by the same verifier that admitted the tasks.
 
-`compute_score` (verl), `trl_reward` / `TrlReward` (TRL GRPO) and the OpenRLHF reward file
-all call `grade_responses`, which extracts the answer by kind and batches the execution
-through one process-wide verifier (`selfplay.rewards.pool`).
+`compute_score_async` / `compute_score` (verl), `trl_reward` / `TrlReward` (TRL GRPO) and the
+OpenRLHF reward file all call `grade_responses`, the one grading path of selfplay (the solver's
+attempts go through it too): each task kind extracts and judges its answer
+(`selfplay.kinds`), and execution is batched through one process-wide verifier
+(`selfplay.rewards.pool`).
 """
 
 from selfplay.rewards.frameworks import (
     TrlReward,
     completion_text,
     compute_score,
+    compute_score_async,
     compute_score_batch,
     openrlhf_reward,
     trl_reward,
@@ -23,6 +26,7 @@ __all__ = [
     "TrlReward",
     "completion_text",
     "compute_score",
+    "compute_score_async",
     "compute_score_batch",
     "grade_responses",
     "openrlhf_reward",

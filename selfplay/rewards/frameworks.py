@@ -1,20 +1,25 @@
 """The reward in each trainer's calling convention; all of them call `grade_responses`.
 
-- verl: `compute_score(data_source, solution_str, ground_truth, extra_info=None)` for the
-  naive reward manager (`custom_reward_function.path=<selfplay/rewards/verl_reward.py>`),
-  and `compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)` for
-  `reward_model.reward_manager=batch` (one verifier batch per training batch).
+- verl (0.9: `reward.custom_reward_function.path=<selfplay/rewards/verl_reward.py>`): its
+  reward loop calls the function once per response, concurrently. `compute_score_async`
+  (`name=compute_score_async`) gathers the calls that arrive together into one verifier batch;
+  `compute_score` is the plain per-response function; `compute_score_batch` takes whole lists
+  (verl's older batch manager, or your own loop).
 - TRL: `trl_reward(prompts, completions, **kwargs)` reads the `ground_truth` column;
-  completions may be strings or message lists. `TrlReward(...)` is the same as a picklable
-  callable with its own verifier settings.
-- OpenRLHF: `openrlhf_reward(queries, prompts, labels)`, loaded from the file that
-  `selfplay export --format openrlhf` writes next to the data.
+  completions may be strings or message lists; a label that cannot be graded gives None (TRL's
+  "not applicable"). `TrlReward(...)` is the same as a picklable callable with its own verifier
+  settings. Reasons and hack signals go to TRL's `log_extra` and `log_metric`.
+- OpenRLHF: `openrlhf_reward(queries, prompts, labels)`, loaded from the file that `selfplay
+  export --format openrlhf` writes next to the data (`--reward.remote_url <file>`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
+from selfplay.kinds.answers import strip_special_tokens
 from selfplay.rewards.grade import Score, grade_responses
 from selfplay.rewards.pool import shared_verifier
 
@@ -24,8 +29,9 @@ def _verl_result(score: Score) -> dict[str, Any]:
     # `signals` are text (comma-separated signal names).
     return {
         "score": score.score,
-        "acc": score.score == 1.0,
+        "acc": score.passed,
         "answered": float(score.answered),
+        "gradable": float(score.gradable),
         "tests_passed": score.tests_passed,
         "tests_total": score.tests_total,
         "hack_signal": float(bool(score.signals)),
@@ -35,9 +41,9 @@ def _verl_result(score: Score) -> dict[str, Any]:
 
 
 def compute_score(
-    data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None
+    data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None, **_: Any
 ) -> dict[str, Any]:
-    """verl's custom reward: a dict with `score` (1.0 or 0.0) and diagnostics."""
+    """verl's custom reward: a dict with `score` and diagnostics, for one response."""
     return _verl_result(grade_responses([solution_str], [ground_truth], shared_verifier())[0])
 
 
@@ -46,10 +52,68 @@ def compute_score_batch(
     solution_strs: list[str],
     ground_truths: list[str],
     extra_infos: list[dict] | None = None,
+    **_: Any,
 ) -> list[dict[str, Any]]:
-    """verl's batch reward manager: one verifier batch for the whole training batch."""
+    """Whole lists at once: one verifier batch."""
     scores = grade_responses(list(solution_strs), list(ground_truths), shared_verifier())
     return [_verl_result(s) for s in scores]
+
+
+class _Batcher:
+    """Gathers the responses that concurrent coroutines submit within a few milliseconds into
+    one `grade_responses` call, run in a thread so the event loop keeps going."""
+
+    def __init__(self, window_s: float = 0.005, max_batch: int = 512) -> None:
+        self.window_s, self.max_batch = window_s, max_batch
+        self.pending: list[tuple[str, Any, asyncio.Future]] = []
+        self.timer: asyncio.TimerHandle | None = None
+
+    async def score(self, response: str, label: Any) -> Score:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.pending.append((response, label, future))
+        if len(self.pending) >= self.max_batch:
+            self.flush(loop)
+        elif self.timer is None:
+            self.timer = loop.call_later(self.window_s, self.flush, loop)
+        return await future
+
+    def flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        work = loop.run_in_executor(
+            None, grade_responses, [r for r, _, _ in batch], [g for _, g, _ in batch]
+        )
+
+        def deliver(done: asyncio.Future) -> None:
+            for i, (_, _, future) in enumerate(batch):
+                if future.done():
+                    continue
+                if done.exception() is not None:
+                    future.set_exception(done.exception())
+                else:
+                    future.set_result(done.result()[i])
+
+        work.add_done_callback(deliver)
+
+
+_batchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+async def compute_score_async(
+    data_source: str, solution_str: str, ground_truth: str, extra_info: dict | None = None, **_: Any
+) -> dict[str, Any]:
+    """verl's reward loop calls this once per response, concurrently: the calls that arrive
+    together are graded as one verifier batch."""
+    loop = asyncio.get_running_loop()
+    batcher = _batchers.get(loop)
+    if batcher is None:
+        batcher = _batchers[loop] = _Batcher()
+    return _verl_result(await batcher.score(solution_str, ground_truth))
 
 
 def completion_text(completion: Any) -> str:
@@ -86,7 +150,9 @@ class TrlReward:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["workers"], state["timeout_s"])
 
-    def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float]:
+    def __call__(
+        self, prompts: list[Any], completions: list[Any], **kwargs: Any
+    ) -> list[float | None]:
         labels = kwargs.get("ground_truth")
         if labels is None:
             raise ValueError(
@@ -103,28 +169,36 @@ class TrlReward:
             log_metric(
                 "selfplay/hack_signal_rate", sum(bool(s.signals) for s in scores) / len(scores)
             )
-        return [s.score for s in scores]
+        return [s.score if s.gradable else None for s in scores]
 
 
 _default = TrlReward()
 
 
-def trl_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float]:
-    """TRL's GRPO reward signature: 1.0 for a verified answer, 0.0 otherwise."""
+def trl_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
+    """TRL's GRPO reward signature: 1.0 for a verified answer, 0.0 otherwise (a fraction with
+    `reward: fraction` labels); None where the label cannot be graded."""
     return _default(prompts, completions, **kwargs)
 
 
 def openrlhf_reward(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> Any:
-    """OpenRLHF's `reward_func`: queries are prompt + response; labels are ground truths."""
+    """OpenRLHF's `reward_func`. A query is the prompt and the response decoded together with
+    their special tokens, so the response is what follows the prompt, without the trailing
+    end-of-turn tokens."""
     import torch
 
     responses = [
-        q[len(p) :] if isinstance(p, str) and q.startswith(p) else q
+        strip_special_tokens(q[len(p) :] if isinstance(p, str) and q.startswith(p) else q)
         for q, p in zip(queries, prompts, strict=True)
     ]
     scores = grade_responses(responses, list(labels), shared_verifier())
     rewards = torch.tensor([s.score for s in scores], dtype=torch.float32)
-    answered = torch.tensor([float(s.answered) for s in scores], dtype=torch.float32)
-    hacked = torch.tensor([float(bool(s.signals)) for s in scores], dtype=torch.float32)
-    extra = {"answered": answered, "hack_signal": hacked}
+    extra = {
+        name: torch.tensor([float(f(s)) for s in scores], dtype=torch.float32)
+        for name, f in (
+            ("answered", lambda s: s.answered),
+            ("gradable", lambda s: s.gradable),
+            ("hack_signal", lambda s: bool(s.signals)),
+        )
+    }
     return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": extra}

@@ -1,7 +1,10 @@
-"""`Solver.attempt`: n sampled attempts per task, extracted per kind, graded by the verifier.
+"""`Solver.attempt`: n sampled attempts per task, graded the way the exported rewards grade.
 
-Each attempt becomes a `task_bank.store.Attempt` with the solver reward; each task gets
-its pass rate over the n attempts and the proposer's learnability reward from it.
+A task's prompt is its kind's (`selfplay.kinds`), exactly what `selfplay export` ships, and
+each response is scored by `selfplay.rewards.grade_responses`, exactly what the trainers' reward
+functions call: a pass rate in the bank is the reward a trainer would have computed. Each
+attempt becomes a `task_bank.store.Attempt` with its score; each task gets its pass rate over the
+n attempts and the proposer's learnability reward from it.
 """
 
 from __future__ import annotations
@@ -14,14 +17,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfplay import kinds
 from selfplay.backends.base import Backend, Prompt, Sampling
-from selfplay.prompts import render
-from selfplay.solver.extract import Answer, extract, grading_row, shown_examples
-from selfplay.solver.rewards import Learnability, learnability, solver_reward
+from selfplay.kinds.base import BAD_GROUND_TRUTH
+from selfplay.rewards import GroundTruth, InvalidGroundTruth, grade_responses
+from selfplay.solver.rewards import Learnability, learnability
 from task_bank.schema import Task
 from task_bank.store import Attempt
 
 Progress = Callable[[str, int, int], None]
+MAX_STORED_RESPONSE = 20_000
 
 
 class SolverConfig(BaseModel):
@@ -35,9 +40,9 @@ class SolverConfig(BaseModel):
     samples: int = Field(3, ge=1, description="attempts per task (n); the pass rate is over these")
     temperature: float = Field(0.8, ge=0.0, description="sampling temperature")
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
-    max_new_tokens: int = Field(256, ge=8, description="token budget for a program answer")
+    max_new_tokens: int = Field(384, ge=8, description="token budget for a program answer")
     literal_max_new_tokens: int = Field(
-        48, ge=4, description="token budget for an input/output answer"
+        96, ge=4, description="token budget for an input/output answer"
     )
     learnability: Learnability = Field(
         "variance",
@@ -64,27 +69,8 @@ class SolveReport:
 
 
 def solver_prompt(task: Task) -> Prompt:
-    """The prompt of `task` for its kind (templates in selfplay/prompts)."""
-    ep = task.entry_point or "solution"
-    if task.kind == "deduction":
-        shown = task.examples[0]
-        return render(
-            "solver_deduction", program=task.program.rstrip(), call=f"{ep}({shown['input']})"
-        )
-    if task.kind == "abduction":
-        return render(
-            "solver_abduction",
-            program=task.program.rstrip(),
-            entry_point=ep,
-            output=task.examples[0]["output"],
-        )
-    if task.kind == "induction":
-        shown, _ = shown_examples(task)
-        lines = "\n".join(f"{ep}({e['input']}) == {e['output']}" for e in shown)
-        return render(
-            "solver_induction", description=task.prompt.strip(), examples=lines, entry_point=ep
-        )
-    return render("solver_codegen", description=task.prompt.strip(), entry_point=ep)
+    """The prompt of `task`: its kind's chat messages, the ones `selfplay export` ships."""
+    return Prompt(messages=kinds.get(task.kind).chat(task))
 
 
 class Solver:
@@ -109,12 +95,13 @@ class Solver:
 
     def _sampling(self, kind: str) -> Sampling:
         c = self.config
-        literal = kind in ("deduction", "abduction")
+        value = kinds.get(kind).answer == "value"
+        # No stop strings: the response must be what a trainer would grade, closing fence
+        # included; the model's end of turn ends it.
         return Sampling(
             temperature=c.temperature,
             top_p=c.top_p,
-            max_new_tokens=c.literal_max_new_tokens if literal else c.max_new_tokens,
-            stop=("```",),
+            max_new_tokens=c.literal_max_new_tokens if value else c.max_new_tokens,
             seed=self.seed,
         )
 
@@ -123,51 +110,55 @@ class Solver:
         report = SolveReport()
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
         n = self.config.samples
-        answers: dict[tuple[int, int], tuple[str, Answer | None]] = {}
-        prompts = {i: solver_prompt(t) for i, t in enumerate(tasks)}
+        responses: dict[tuple[int, int], str] = {}
         done = 0
         self.progress("solve", 0, len(tasks))
         for kind in dict.fromkeys(t.kind for t in tasks):  # one sampling setting per call
             idx = [i for i, t in enumerate(tasks) if t.kind == kind]
-            results = self.backend.generate([prompts[i] for i in idx], n, self._sampling(kind))
+            prompts = [solver_prompt(tasks[i]) for i in idx]
+            results = self.backend.generate(prompts, n, self._sampling(kind))
             for i, completions in zip(idx, results, strict=True):
                 for j, c in enumerate(completions):
-                    answer = extract(tasks[i], prompts[i].prefill, c.text)
-                    answers[i, j] = (c.text, answer)
+                    responses[i, j] = c.text
             done += len(idx)
             self.progress("solve", done, len(tasks))
-        rows, keys = [], []
-        for (i, j), (_, answer) in answers.items():
-            if answer is None:
-                continue
+        keys, texts, labels = [], [], []
+        scores: dict[tuple[int, int], Any] = {}
+        for i, task in enumerate(tasks):
             try:
-                rows.append(grading_row(tasks[i], answer, f"{i}.{j}"))
-            except (ValueError, SyntaxError, KeyError, IndexError, TypeError):
-                continue  # a task whose stored literals do not parse cannot grade anything
-            keys.append((i, j))
-        self.progress("grade", 0, len(rows))
-        verdicts = dict(zip(keys, self.verifier.grade(rows), strict=True)) if rows else {}
-        self.progress("grade", len(rows), len(rows))
+                label = GroundTruth.from_task(task)
+            except InvalidGroundTruth:
+                label = None  # a task whose stored examples cannot make a label grades nothing
+            for j in range(n):
+                if label is None:
+                    scores[i, j] = None
+                    continue
+                keys.append((i, j))
+                texts.append(responses[i, j])
+                labels.append(label)
+        self.progress("grade", 0, len(keys))
+        if keys:
+            scores.update(zip(keys, grade_responses(texts, labels, self.verifier), strict=True))
+        self.progress("grade", len(keys), len(keys))
         for i, task in enumerate(tasks):
             successes = 0
             for j in range(n):
-                text, answer = answers[i, j]
-                verdict = verdicts.get((i, j))
-                status = verdict.status if verdict is not None else "no_answer"
-                passed = bool(verdict is not None and verdict.passed)
+                score = scores[i, j]
+                passed = score is not None and score.passed
                 successes += passed
+                status = score.reason if score is not None else BAD_GROUND_TRUTH
                 report.statuses[status] += 1
                 report.attempts.append(
                     Attempt(
                         task_id=task.id,
                         solver=self.name,
-                        answer=answer.text if answer is not None else text[:2000],
+                        answer=responses[i, j][:MAX_STORED_RESPONSE],
                         status=status,
                         passed=passed,
-                        reward=solver_reward(passed),
+                        reward=score.score if score is not None else 0.0,
                         round_id=round_id,
                         step=step,
-                        signals=list(verdict.signals) if verdict is not None else [],
+                        signals=list(score.signals) if score is not None else [],
                     )
                 )
             rate = successes / n

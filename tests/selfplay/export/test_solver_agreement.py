@@ -15,27 +15,21 @@ from task_bank.store import Bank
 
 
 def completion(task, sample: int) -> str:
-    """What a model writes after the solver's prefill: right at sample 0, wrong at 1."""
+    """A whole response to the solver's prompt: right at sample 0, wrong at 1."""
     ep, ex = task.entry_point, (task.examples or [{}])[0]
     right = sample == 0
-    if task.kind == "codegen":
-        return (task.program if right else "def nothing():\n    return 0\n") + "```"
-    if task.kind == "deduction":
-        return (ex["output"] if right else "('surely', 'not')") + "\n```"
-    if task.kind == "abduction":
-        return (ex["input"] if right else "'zzz-not-it'") + ")\n```"
-    body = task.program.split(f"def {ep}(", 1)[1]
-    return (body if right else "*args):\n    return 0\n") + "```"
+    if task.kind in ("codegen", "induction"):
+        body = task.program if right else f"def {ep}(*args):\n    return 0\n"
+    elif task.kind == "deduction":
+        body = ex["output"] if right else "('surely', 'not')"
+    else:
+        body = f"{ep}({ex['input'] if right else repr('zzz-not-it')})"
+    return f"```python\n{body.rstrip()}\n```"
 
 
 @pytest.mark.slow
 def test_solver_verdicts_match_the_reward_and_export_as_labelled(tmp_path, verifier):
-    tasks = [
-        t
-        for t in read_source("seeds").tasks
-        if t.entry_point
-        and (t.kind != "induction" or t.program.startswith(f"def {t.entry_point}("))
-    ]
+    tasks = [t for t in read_source("seeds").tasks if t.entry_point]
     by_prompt = {solver_prompt(t).messages[-1]["content"]: t for t in tasks}
     backend = ScriptedBackend(
         script=lambda prompt, i: completion(by_prompt[prompt.messages[-1]["content"]], i)

@@ -83,8 +83,19 @@ def test_output_too_large(gate, verifier, propose):
 
 
 def test_output_that_is_not_a_literal(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return float('nan')\n"])
+    # A Counter's repr is no value an answer can write (nan, inf and frozenset() are).
+    report, _ = propose(
+        gate, verifier, ["x):\n    return __import__('collections').Counter(str(x))\n"]
+    )
     only(report, "output_not_literal")
+
+
+def test_outputs_like_nan_and_frozensets_are_values(gate, verifier, bank, propose):
+    report, _ = propose(
+        gate, verifier, ["x):\n    return float('nan') if x > 1 else frozenset()\n"]
+    )
+    task = bank.get(report.admitted_ids[0])
+    assert {e["output"] for e in task.examples} <= {"nan", "frozenset()"}
 
 
 def test_every_input_raises(gate, verifier, propose):

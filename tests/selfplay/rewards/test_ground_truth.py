@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from selfplay.rewards.ground_truth import FORMAT, GroundTruth, InvalidGroundTruth, shown_count
+from selfplay.kinds import shown_count
+from selfplay.rewards.ground_truth import FORMAT, GroundTruth, InvalidGroundTruth
 
 
 def test_each_kind_carries_what_its_grading_needs(by_kind):
@@ -12,7 +13,7 @@ def test_each_kind_carries_what_its_grading_needs(by_kind):
     assert code["tests"] == by_kind["codegen"].tests and "program" not in code
     ded = GroundTruth.from_task(by_kind["deduction"]).to_dict()
     assert ded["expected"] == by_kind["deduction"].examples[0]["output"]
-    assert ded["input"] == by_kind["deduction"].examples[0]["input"]
+    assert ded["input"] == by_kind["deduction"].examples[0]["input"] and "program" not in ded
     abd = GroundTruth.from_task(by_kind["abduction"]).to_dict()
     assert abd["program"] == by_kind["abduction"].program and "input" not in abd
     ind = GroundTruth.from_task(by_kind["induction"]).to_dict()
@@ -50,3 +51,12 @@ def test_shown_examples_always_leave_one_held_out():
 def test_unusable_labels_are_refused_with_a_reason(label, words):
     with pytest.raises(InvalidGroundTruth, match=words):
         GroundTruth.parse(label)
+
+
+def test_partial_credit_travels_in_the_label(by_kind):
+    gt = GroundTruth.from_task(by_kind["codegen"], reward="fraction")
+    assert json.loads(gt.to_json())["reward"] == "fraction"
+    assert GroundTruth.parse(gt.to_json()).reward == "fraction"
+    assert "reward" not in GroundTruth.from_task(by_kind["codegen"]).to_dict()  # binary: default
+    with pytest.raises(InvalidGroundTruth, match="reward"):
+        GroundTruth.parse(json.dumps({**gt.to_dict(), "reward": "vibes"}))

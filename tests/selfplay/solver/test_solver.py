@@ -21,23 +21,28 @@ def tasks(make_task):
     }
 
 
-# Per kind: one right answer, one wrong one, one that is no answer at all.
+def fence(body: str) -> str:
+    return f"```python\n{body}\n```"
+
+
+# Per kind: one right answer, one wrong one, one that is no answer at all. Responses are whole
+# assistant turns, as a model writes them and as a trainer's reward grades them.
 REPLIES = {
-    "deduction": ["'BA'\n", "'AB'\n", "I am not sure."],
-    "abduction": ["'ab')\n", "'ba')\n", "??"],
+    "deduction": [fence("'BA'"), fence("'AB'"), "I am not sure."],
+    "abduction": [fence("f('ab')"), fence("f('ba')"), "??"],
     "induction": [
-        "s):\n    return ''.join(reversed(s)).upper()\n",
-        "s):\n    return s[::-1]\n",
-        "s):\n    return (\n",
+        fence("def f(s):\n    return ''.join(reversed(s)).upper()"),
+        fence("def f(s):\n    return s[::-1]"),
+        fence("def f(s):\n    return ("),
     ],
     "codegen": [
-        "def f(s):\n    return s.upper()[::-1]\n",
-        "def f(s):\n    while True:\n        pass\n",
+        fence("def f(s):\n    return s.upper()[::-1]"),
+        fence("def f(s):\n    while True:\n        pass"),
         "no code here",
     ],
 }
 MARKERS = {
-    "deduction": "What value does",
+    "deduction": "What does `f('ab')` return?",
     "abduction": "Find arguments",
     "induction": "Examples:",
     "codegen": "reverse s, upper-case it",
@@ -52,7 +57,8 @@ def test_grading_per_kind(kind, tasks, verifier, answers):
     passed = [a.passed for a in report.attempts]
     assert passed == [True, False, False]
     assert [a.reward for a in report.attempts] == [1.0, 0.0, 0.0]
-    assert report.attempts[2].status in ("no_answer", "error")
+    assert report.attempts[2].status in ("no_answer", "not_literal", "error")
+    assert report.attempts[0].answer == REPLIES[kind][0]  # the whole response is stored
     assert all(a.task_id == tasks[kind].id and a.step == 7 for a in report.attempts)
     (result,) = report.results
     assert result.successes == 1 and result.pass_rate == pytest.approx(1 / 3)
@@ -97,7 +103,7 @@ def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier, answer
 
 
 def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier, answers):
-    hack = "def f(s):\n    import gc\n    gc.get_objects()\n    return s[::-1].upper()\n"
+    hack = fence("def f(s):\n    import gc\n    gc.get_objects()\n    return s[::-1].upper()")
     backend = answers({MARKERS["codegen"]: [hack, REPLIES["codegen"][0]]})
     report = Solver(backend, verifier, SolverConfig(samples=2)).attempt([tasks["codegen"]])
     hacked, clean = report.attempts

@@ -1,0 +1,137 @@
+"""What a task kind is: its prompt, its answer, its ground truth and its grading, in one place.
+
+A kind is one module (`codegen.py`, `deduction.py`, ...) holding one `Kind` subclass; nothing
+else in selfplay branches on the kind's name. The solver, the exports, the rewards and
+`selfplay eval` all ask the kind: the prompt a trainer is shown is the prompt the bank's solve
+rates were measured under, and an attempt in the bank is graded by the very function the
+exported reward calls (`selfplay.rewards.grade_responses`), so a label and a reward agree by
+construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# Reasons a response scores below 1, besides a verifier status (failed, error, timeout, memory).
+PASSED = "passed"
+NO_ANSWER = "no_answer"
+NOT_LITERAL = "not_literal"
+WRONG_ANSWER = "wrong_answer"
+BAD_GROUND_TRUTH = "bad_ground_truth"
+
+
+@dataclass(slots=True)
+class Score:
+    """A response's reward and why: `reason` is "passed" or why it scored less.
+
+    `gradable` is False when the label itself could not be read (TRL gets None for it).
+    `signals` are the reward-hacking attempts the sandbox observed (never change the score).
+    """
+
+    score: float
+    reason: str
+    answered: bool
+    tests_passed: int = 0
+    tests_total: int = 0
+    detail: str = ""
+    signals: list[str] = field(default_factory=list)
+    gradable: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return self.reason == PASSED
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fail(reason: str, detail: str = "", answered: bool = True) -> Score:
+    return Score(0.0, reason, answered, detail=detail)
+
+
+def examples_with_outputs(task: Any) -> list[dict]:
+    return [e for e in (task.examples or []) if e.get("output") is not None]
+
+
+@cache
+def template(name: str) -> Template:
+    return Template((TEMPLATES / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+class Kind:
+    """One task kind. Subclasses set the class attributes and implement the hooks."""
+
+    name: str = ""
+    # Examples a task of this kind needs once verified (deduction and abduction show one,
+    # induction shows some and grades on all), and calls a proposal must come with.
+    min_examples: int = 0
+    proposal_inputs: int = 1
+    # Ground-truth fields a label of this kind must carry.
+    required: tuple[str, ...] = ()
+    # "code" (a program) or "value" (a short literal): how long an answer may run.
+    answer: str = "code"
+    # The statement of a task the proposer wrote (codegen writes its own, from the docstring).
+    proposed_statement: str = ""
+    # Proposals: whether the program's docstring must state the task (it becomes the
+    # statement), and whether every input giving the same output disqualifies it.
+    needs_docstring: bool = False
+    varied_outputs: bool = False
+
+    # -- what the solver and the trainer see ---------------------------------------------
+    def fields(self, task: Any) -> dict[str, str]:
+        """The template's placeholders for `task`."""
+        raise NotImplementedError
+
+    def prompt(self, task: Any) -> str:
+        """The user message: the kind's template filled in for `task`."""
+        values = {"prompt": task.prompt.strip(), **self.fields(task)}
+        return template(self.name).substitute(values).strip() + "\n"
+
+    def chat(self, task: Any) -> list[dict[str, str]]:
+        """The prompt as a chat message list (what verl, TRL and OpenRLHF template)."""
+        return [{"role": "user", "content": self.prompt(task)}]
+
+    def reference_answer(self, task: Any) -> str:
+        """The reference solution written as a response should be (what SFT trains on)."""
+        raise NotImplementedError
+
+    # -- the label ----------------------------------------------------------------------
+    def ground_truth(self, task: Any) -> dict[str, Any]:
+        """What grading needs, as ground-truth fields (ValueError when the task lacks it)."""
+        raise NotImplementedError
+
+    # -- grading ------------------------------------------------------------------------
+    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+        """A final score, or the verifier row whose verdict decides it."""
+        raise NotImplementedError
+
+    def decide(self, gt: Any, verdict: Any) -> Score:
+        """The score of a response from the verdict on its row."""
+        raise NotImplementedError
+
+    # -- the bank -----------------------------------------------------------------------
+    def shown(self, task: Any) -> str | None:
+        """What the task shows besides its program (part of its identity in the bank)."""
+        return None
+
+    def check(self, task: Any) -> tuple[str, str] | None:
+        """A verified task's kind-specific problem, as (reason, detail), or None."""
+        if len(examples_with_outputs(task)) < self.min_examples:
+            return "too_few_examples", f"{self.name} needs {self.min_examples}"
+        return None
+
+    def statement(self, program: str, entry_point: str) -> str:
+        """The statement of a task the proposer wrote with this program."""
+        return self.proposed_statement
+
+    def describe(self, task: Any, shown: list[dict], block: str) -> str:
+        """A bank task as the proposer shows it for reference."""
+        ep = task.entry_point
+        example = f"\n{ep}({shown[0]['input']}) returns {shown[0]['output']}" if shown else ""
+        return block + example

@@ -1,0 +1,65 @@
+"""codegen: the prompt states a task; the response is a program; its tests grade it."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from selfplay.kinds.answers import last_code_block
+from selfplay.kinds.base import NO_ANSWER, PASSED, Kind, Score, fail
+
+
+def fence(body: str) -> str:
+    return f"```python\n{body.rstrip()}\n```"
+
+
+class Codegen(Kind):
+    name = "codegen"
+    proposal_inputs = 2  # the proposal's calls become its tests
+    required = ("tests",)
+    needs_docstring = True
+    varied_outputs = True
+
+    def fields(self, task: Any) -> dict[str, str]:
+        signature = (
+            f" that defines `{task.entry_point}`"
+            if task.entry_point
+            else " that reads standard input and writes standard output"
+        )
+        return {"signature": signature}
+
+    def reference_answer(self, task: Any) -> str:
+        return fence(task.program)
+
+    def ground_truth(self, task: Any) -> dict[str, Any]:
+        if not task.tests:
+            raise ValueError("a codegen task needs tests")
+        return {"entry_point": task.entry_point, "tests": list(task.tests)}
+
+    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+        code = last_code_block(response)
+        if code is None:
+            return fail(NO_ANSWER, "no fenced code block in the response", answered=False)
+        return {"id": row_id, "program": code, "tests": gt.tests}
+
+    def decide(self, gt: Any, verdict: Any) -> Score:
+        passed, total = verdict.tests_passed, verdict.tests_total
+        if verdict.passed:
+            return Score(1.0, PASSED, True, passed, total)
+        partial = passed / total if gt.reward == "fraction" and total else 0.0
+        return Score(partial, verdict.status, True, passed, total, verdict.detail)
+
+    def statement(self, program: str, entry_point: str) -> str:
+        """A proposed task's statement: its signature and docstring."""
+        fn = next(
+            n
+            for n in ast.parse(program).body
+            if isinstance(n, ast.FunctionDef) and n.name == entry_point
+        )
+        signature = f"{entry_point}({ast.unparse(fn.args)})"
+        if fn.returns is not None:
+            signature += f" -> {ast.unparse(fn.returns)}"
+        return f"Write `{signature}`.\n\n{ast.get_docstring(fn)}"
+
+    def describe(self, task: Any, shown: list[dict], block: str) -> str:
+        return f"Exercise: {task.prompt.strip()}\nSolution:\n{block}"

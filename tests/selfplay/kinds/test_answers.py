@@ -1,0 +1,122 @@
+"""Where an answer sits in a response, and when two values are the same: strictly, with types."""
+
+import math
+
+import pytest
+
+from selfplay.kinds.answers import (
+    NotAValue,
+    answer_text,
+    call_arguments,
+    code_blocks,
+    last_code_block,
+    parse_value,
+    same,
+    same_repr,
+    strip_special_tokens,
+)
+
+
+def test_the_last_fenced_block_is_the_answer():
+    text = "First try:\n```python\ndef f(): return 1\n```\nFixed:\n```\ndef f(): return 2\n```\n"
+    assert last_code_block(text) == "def f(): return 2"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "~~~python\nx = 1\n~~~",
+        "````python\nx = 1\n````",
+        "````\nx = 1\n```\ny = 2\n````",  # a shorter fence inside does not close a longer one
+        "```py\nx = 1\n",  # still open at the end: generation stopped at the closing fence
+        "  ```python\nx = 1\n  ```",
+    ],
+)
+def test_fences_of_backticks_or_tildes_closed_or_left_open(text):
+    block = last_code_block(text)
+    assert block is not None and block.splitlines()[0].strip() == "x = 1"
+
+
+def test_no_block_and_an_empty_block_are_no_answer():
+    assert last_code_block("def f(): return 1") is None
+    assert last_code_block("```python\n\n```") is None
+    assert code_blocks("inline ```code``` is no fence") == []
+
+
+def test_value_answers_come_from_a_block_an_answer_marker_or_the_last_line():
+    assert answer_text("think...\n```python\n[1, 2]\n```") == "[1, 2]"
+    assert answer_text("So the answer is: 'abc'") == "'abc'"
+    assert answer_text("I computed it.\n42") == "42"
+    assert answer_text("   ") is None
+
+
+def test_values_include_what_reprs_of_data_look_like():
+    assert parse_value("{'a': (1, 2.5), 'b': [None, True]}") == {"a": (1, 2.5), "b": [None, True]}
+    assert parse_value("inf") == math.inf and parse_value("-inf") == -math.inf
+    assert math.isnan(parse_value("nan")) and math.isnan(parse_value("float('nan')"))
+    assert parse_value("frozenset({1, 2})") == frozenset({1, 2}) and parse_value("set()") == set()
+    assert parse_value("[frozenset(), -0.0, 1+2j]") == [frozenset(), -0.0, 1 + 2j]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "__import__('os').system('true')",
+        "open('/etc/passwd')",
+        "x",
+        "[i for i in range(3)]",
+        "float('1e9999')",
+        "set(range(3))",
+        "9" * 200_000,
+    ],
+)
+def test_values_are_never_evaluated_code(code):
+    with pytest.raises(NotAValue):
+        parse_value(code)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (1, True),
+        (1, 1.0),
+        ([1], (1,)),
+        (0.0, -0.0),
+        ({1: "a"}, {True: "a"}),
+        ({1, 2}, {1.0, 2}),
+        ({"k": [1]}, {"k": [True]}),
+        (frozenset({1}), {1}),
+        ("1", 1),
+    ],
+)
+def test_same_tells_types_apart_all_the_way_down(a, b):
+    assert not same(a, b)
+
+
+def test_same_agrees_on_equal_values():
+    assert same([1, (2, "a"), {3: {4.5}}], [1, (2, "a"), {3: {4.5}}])
+    assert same(float("nan"), float("nan")) and same(-0.0, -0.0)
+    assert same_repr("{'b': 2, 'a': 1}", "{'a': 1, 'b': 2}")  # dict order is not value
+    assert same_repr("float('inf')", "inf") and not same_repr("'1'", "1")
+
+
+def test_arguments_with_or_without_the_call_and_with_keywords():
+    assert call_arguments("3, [1, 2]", "f") == "3, [1, 2]"
+    assert call_arguments("f('a', 2)", "f") == "'a', 2"
+    assert call_arguments("solve('a')", "solve") == "'a'"
+    assert call_arguments("(1, 2)", "f") == "(1, 2)"  # one tuple argument
+    assert call_arguments("f(s='ab', n=-1)", "f") == "s='ab', n=-1"
+    assert call_arguments("f(x=inf)", "f") == "x=inf"
+
+
+@pytest.mark.parametrize(
+    "text", ["1); import os; (2", "f(*range(3))", "f(**{'a': 1})", "open('/etc/passwd')", "x"]
+)
+def test_arguments_that_are_code_are_refused(text):
+    assert call_arguments(text, "f") is None
+
+
+def test_special_tokens_after_the_response_are_stripped():
+    assert strip_special_tokens("```python\n1\n```<|im_end|>") == "```python\n1\n```"
+    assert strip_special_tokens("ok<|eot_id|></s>  ") == "ok"
+    assert strip_special_tokens("a <|im_end|> b") == "a <|im_end|> b"  # only at the end
