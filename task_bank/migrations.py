@@ -90,6 +90,26 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE attempts ADD COLUMN signals TEXT NOT NULL DEFAULT '[]';
     """,
+    # 4: a round's committed steps in a table of their own, instead of JSON under
+    # `selfplay.round.<id>.<step>` meta keys (found with LIKE, which also matched task ids).
+    """
+    CREATE TABLE round_steps (
+        round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+        step TEXT NOT NULL,
+        report TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (round_id, step)
+    ) WITHOUT ROWID;
+    INSERT OR IGNORE INTO round_steps
+        SELECT CAST(substr(rest, 1, instr(rest, '.') - 1) AS INTEGER),
+               substr(rest, instr(rest, '.') + 1), value, 0
+        FROM (SELECT substr(key, 16) AS rest, value FROM meta WHERE key LIKE 'selfplay.round.%')
+        WHERE instr(rest, '.') > 1
+          AND CAST(substr(rest, 1, instr(rest, '.') - 1) AS INTEGER) IN (SELECT id FROM rounds);
+    DELETE FROM meta WHERE key LIKE 'selfplay.round.%';
+    CREATE INDEX attempts_round ON attempts(round_id, task_id);
+    CREATE INDEX tasks_round ON tasks(round_id, source);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -434,20 +434,30 @@ class Bank:
             )
 
     def solve_stats(
-        self, solver: str | None = None, *, include_contaminated: bool = False
+        self,
+        solver: str | None = None,
+        *,
+        kind: str | None = None,
+        include_contaminated: bool = False,
     ) -> pd.DataFrame:
         """Per-task counters for the curriculum: a DataFrame indexed by task id (in id
         order) with int64 columns attempts, successes, last_step (-1 when never
-        attempted). One solver's counters, or all solvers summed when `solver` is None."""
+        attempted). One solver's counters, or all solvers summed when `solver` is None;
+        only tasks of `kind` when given."""
         import numpy as np
         import pandas as pd
 
         # Two sequential scans (a covering index of ids, the small counters table) joined
         # in pandas: much faster on a big bank than a per-task join in SQL.
-        where = "" if include_contaminated else "WHERE contaminated IS NULL"
-        ids = [
-            r[0] for r in self.conn.execute(f"SELECT id FROM tasks INDEXED BY tasks_ids {where}")
-        ]
+        clauses, args_ = [], []
+        if not include_contaminated:
+            clauses.append("contaminated IS NULL")
+        if kind is not None:
+            clauses.append("kind = ?")
+            args_.append(kind)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        index = "INDEXED BY tasks_ids" if kind is None else ""
+        ids = [r[0] for r in self.conn.execute(f"SELECT id FROM tasks {index} {where}", args_)]
         filter_, args = ("WHERE solver = ?", [solver]) if solver is not None else ("", [])
         counters = self.conn.execute(
             "SELECT task_id, SUM(attempts), SUM(successes), MAX(last_step) FROM task_stats "
@@ -466,6 +476,96 @@ class Bank:
             {"attempts": attempts, "successes": successes, "last_step": last_step},
             index=pd.Index(ids, name="task_id"),
         )
+
+    # ---- queries the engine, exports and curricula make ----------------------------------
+
+    def new_task_ids(self, round_id: int, source: str) -> list[str]:
+        """Ids of the tasks `source` admitted in `round_id` (benchmark look-alikes left out),
+        in the order they were admitted."""
+        rows = self.conn.execute(
+            "SELECT id FROM tasks WHERE round_id = ? AND source = ? AND contaminated IS NULL "
+            "ORDER BY key",
+            (round_id, source),
+        )
+        return [r[0] for r in rows]
+
+    def attempted_task_ids(self, round_id: int, solver: str) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT task_id FROM attempts WHERE round_id = ? AND solver = ?",
+            (round_id, solver),
+        )
+        return {r[0] for r in rows}
+
+    def round_pass_counts(self, round_id: int) -> dict[str, tuple[int, int]]:
+        """task id -> (attempts, successes) within one round."""
+        rows = self.conn.execute(
+            "SELECT task_id, COUNT(*), SUM(passed) FROM attempts WHERE round_id = ? "
+            "GROUP BY task_id",
+            (round_id,),
+        )
+        return {tid: (a, s) for tid, a, s in rows}
+
+    def round_totals(self, round_id: int | None = None) -> list[tuple[int, int, int]]:
+        """(round id, attempts, successes) per round, or for one round."""
+        where, args = ("WHERE round_id = ?", (round_id,)) if round_id is not None else ("", ())
+        rows = self.conn.execute(
+            "SELECT round_id, COUNT(*), COALESCE(SUM(passed), 0) FROM attempts "
+            f"{where} GROUP BY round_id ORDER BY round_id",
+            args,
+        )
+        return [tuple(r) for r in rows if r[0] is not None]
+
+    def attempts_for(self, task_ids: Iterable[str]) -> dict[str, list[tuple[str, str, bool]]]:
+        """task id -> (solver, answer, passed) of its attempts, in the order they were made."""
+        out: dict[str, list[tuple[str, str, bool]]] = {}
+        ids = list(dict.fromkeys(task_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT task_id, solver, answer, passed FROM attempts WHERE task_id IN ({marks}) "
+                "ORDER BY id",
+                chunk,
+            )
+            for task_id, solver, answer, passed in rows:
+                out.setdefault(task_id, []).append((solver, answer, bool(passed)))
+        return out
+
+    def task_ids_by_key(self) -> dict[int, str]:
+        """Every task's integer key -> id (the vector index and the graph tables use keys)."""
+        return dict(self.conn.execute("SELECT key, id FROM tasks").fetchall())
+
+    # ---- a round's steps --------------------------------------------------------------
+
+    def step(self, round_id: int, step: str) -> dict[str, Any] | None:
+        """The committed report of one step of a round, or None if it has not finished."""
+        row = self.conn.execute(
+            "SELECT report FROM round_steps WHERE round_id = ? AND step = ?", (round_id, step)
+        ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set_step(self, round_id: int, step: str, report: dict[str, Any]) -> None:
+        with self._write() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO round_steps VALUES (?, ?, ?, ?)",
+                (round_id, step, json.dumps(report), time.time()),
+            )
+
+    def steps(self, round_id: int, prefix: str = "") -> dict[str, dict[str, Any]]:
+        """step -> report for the steps of a round whose name starts with `prefix`."""
+        rows = self.conn.execute(
+            "SELECT step, report FROM round_steps WHERE round_id = ? AND step >= ? AND step < ? "
+            "ORDER BY step",
+            (round_id, prefix, prefix + "\uffff"),
+        )
+        return {step: json.loads(report) for step, report in rows}
+
+    def step_in_every_round(self, step: str) -> list[tuple[int, dict[str, Any]]]:
+        """(round id, report) of one step name across all rounds, oldest first."""
+        rows = self.conn.execute(
+            "SELECT round_id, report FROM round_steps WHERE step = ? ORDER BY round_id", (step,)
+        )
+        return [(rid, json.loads(report)) for rid, report in rows]
 
     def solver_stats(self, task_id: str) -> list[tuple[str, int, int, int]]:
         """(solver, attempts, successes, last_step) for one task."""

@@ -4,7 +4,7 @@ A round is a fixed list of steps: one `propose.<kind>` step per task kind, then 
 (the round's new tasks plus the curriculum's picks, in chunks), then `rewards`, then
 the summary. Every step commits its result to the bank before the next starts: admitted
 tasks in the gate's transaction, a chunk's attempts in one transaction, a step's report
-under a `selfplay.round.<id>.<step>` meta key. A process killed anywhere therefore
+in the bank's `round_steps` table. A process killed anywhere therefore
 loses at most the step in flight, and the same command run again redoes only that step:
 no admitted task is lost (tasks carry their round id and are counted from the bank) and
 no finished round is repeated (the run's target is kept under the `selfplay.run` key).
@@ -29,7 +29,6 @@ from task_bank.gate import Gate, GateConfig, GateReport
 from task_bank.store import Bank
 
 RUN_KEY = "selfplay.run"
-STEP_KEY = "selfplay.round."  # + "<round id>.<step>": a step's report in the bank's meta table
 SOLVE_CHUNK = 8  # tasks whose attempts are written in one transaction
 
 Progress = Callable[[str, int, int], None]
@@ -89,15 +88,11 @@ class SelfPlay:
 
     # ---- bookkeeping ----------------------------------------------------------------
 
-    def _key(self, round_id: int, step: str) -> str:
-        return f"{STEP_KEY}{round_id}.{step}"
-
     def _done(self, round_id: int, step: str) -> dict[str, Any] | None:
-        value = self.bank.meta(self._key(round_id, step))
-        return None if value is None else json.loads(value)
+        return self.bank.step(round_id, step)
 
     def _commit(self, round_id: int, step: str, report: dict[str, Any]) -> None:
-        self.bank.set_meta(self._key(round_id, step), json.dumps(report))
+        self.bank.set_step(round_id, step, report)
 
     def _open_round(self) -> int:
         """The unfinished self-play round to resume, else a new one."""
@@ -175,20 +170,15 @@ class SelfPlay:
 
     # ---- steps ----------------------------------------------------------------------
 
-    def _ids_by_kind(self) -> dict[str, str]:
-        return dict(self.bank.conn.execute("SELECT id, kind FROM tasks WHERE contaminated IS NULL"))
-
     def _propose(self, round_id: int, n: int, kind: str) -> None:
         c = self.config
-        stats = self.bank.solve_stats()
-        kinds = self._ids_by_kind()
-        stats = stats[[kinds.get(i) == kind for i in stats.index]]
+        stats = self.bank.solve_stats(kind=kind)
         picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
         references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         # A step redone after a kill samples afresh: with the killed try's seed it would
         # propose the same tasks again, which the gate would count as duplicates.
-        tries = int(self.bank.meta(self._key(round_id, f"propose.{kind}.tries")) or 0)
-        self.bank.set_meta(self._key(round_id, f"propose.{kind}.tries"), str(tries + 1))
+        tries = (self._done(round_id, f"propose.{kind}.tries") or {}).get("tries", 0)
+        self._commit(round_id, f"propose.{kind}.tries", {"tries": tries + 1})
         proposer = Proposer(
             self.backend,
             self.verifier,
@@ -206,12 +196,7 @@ class SelfPlay:
         )
 
     def _new_ids(self, round_id: int) -> list[str]:
-        rows = self.bank.conn.execute(
-            "SELECT id FROM tasks WHERE round_id = ? AND source = ? AND contaminated IS NULL "
-            "ORDER BY key",
-            (round_id, SOURCE),
-        )
-        return [r[0] for r in rows]
+        return self.bank.new_task_ids(round_id, SOURCE)
 
     def _solve(self, round_id: int) -> None:
         c = self.config
@@ -230,13 +215,7 @@ class SelfPlay:
             seed=c.seed + 1000 * round_id + 500,
             progress=self.progress,
         )
-        attempted = {
-            r[0]
-            for r in self.bank.conn.execute(
-                "SELECT DISTINCT task_id FROM attempts WHERE round_id = ? AND solver = ?",
-                (round_id, solver.name),
-            )
-        }
+        attempted = self.bank.attempted_task_ids(round_id, solver.name)
         todo = [i for i in plan["tasks"] if i not in attempted]
         tasks = [t for t in (self.bank.get(i) for i in todo) if t is not None]
         for start in range(0, len(tasks), SOLVE_CHUNK):
@@ -260,13 +239,12 @@ class SelfPlay:
         """Pass rates of this round's attempts; the proposer's learnability reward per new task."""
         from selfplay.solver.rewards import learnability
 
-        rows = self.bank.conn.execute(
-            "SELECT task_id, COUNT(*), SUM(passed) FROM attempts WHERE round_id = ? "
-            "GROUP BY task_id",
-            (round_id,),
-        ).fetchall()
+        counts = self.bank.round_pass_counts(round_id)
         form = self.config.solver.learnability
-        rates = {tid: {"attempts": a, "successes": s, "pass_rate": s / a} for tid, a, s in rows}
+        rates = {
+            tid: {"attempts": a, "successes": s, "pass_rate": s / a}
+            for tid, (a, s) in counts.items()
+        }
         rewards = {}
         for tid in self._new_ids(round_id):
             if tid in rates:
@@ -288,21 +266,15 @@ class SelfPlay:
             s.tokens += step.get("tokens", 0)
             s.seconds += step.get("seconds", 0.0)
             gen_seconds += step.get("gen_seconds", 0.0)
-        prefix = self._key(round_id, "solve.chunk.")
-        for (value,) in self.bank.conn.execute(
-            "SELECT value FROM meta WHERE key >= ? AND key < ?", (prefix, prefix + "\uffff")
-        ):
-            chunk = json.loads(value)
+        for chunk in self.bank.steps(round_id, "solve.chunk.").values():
             s.tokens += chunk["tokens"]
             s.seconds += chunk["seconds"]
             gen_seconds += chunk["gen_seconds"]
         s.admitted_ids = self._new_ids(round_id)
         s.admitted = len(s.admitted_ids)
         s.rejected = dict(rejected.most_common())
-        attempts, solved = self.bank.conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(passed), 0) FROM attempts WHERE round_id = ?",
-            (round_id,),
-        ).fetchone()
+        totals = self.bank.round_totals(round_id)
+        attempts, solved = totals[0][1:] if totals else (0, 0)
         s.attempts, s.solved = attempts, solved
         s.solve_rate = round(solved / attempts, 4) if attempts else None
         rewards = (self._done(round_id, "rewards") or {}).get("proposer", {})
@@ -338,14 +310,9 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
     and pass rate, and the learnability reward in the form the round used.
     """
     rows = []
-    for key, value in bank.conn.execute(
-        "SELECT key, value FROM meta WHERE key >= ? AND key < ? AND key LIKE '%.rewards'",
-        (STEP_KEY, STEP_KEY + "\uffff"),
-    ):
-        rid = int(key[len(STEP_KEY) :].split(".")[0])
+    for rid, step in bank.step_in_every_round("rewards"):
         if round_id is not None and rid != round_id:
             continue
-        step = json.loads(value)
         for task_id, r in step["proposer"].items():
             task = bank.get(task_id)
             rows.append(

@@ -136,14 +136,11 @@ class OpenRLHFExporter(Exporter):
 
 
 def _attempts(bank: Any, task_ids: list[str]) -> dict[str, list[tuple[str, str, bool]]]:
-    """task id -> (solver, answer, passed) in the order they were made."""
-    wanted = set(task_ids)
-    out: dict[str, list[tuple[str, str, bool]]] = {}
-    rows = bank.conn.execute("SELECT task_id, solver, answer, passed FROM attempts ORDER BY id")
-    for task_id, solver, answer, passed in rows:
-        if task_id in wanted and answer and answer.strip():
-            out.setdefault(task_id, []).append((solver, answer, bool(passed)))
-    return out
+    """task id -> (solver, answer, passed) in the order they were made (empty answers left out)."""
+    return {
+        task_id: [a for a in made if a[1] and a[1].strip()]
+        for task_id, made in bank.attempts_for(task_ids).items()
+    }
 
 
 class SftExporter(Exporter):

@@ -39,7 +39,8 @@ def script(counter: Path, progress: Path, delay: float):
             return f'x):\n    """Return {k} times x plus one."""\n    return x * {k} + 1\n```'
         if prompt.prefill.endswith("f("):  # a proposal's inputs
             return "1)\nf(2)\nf(5)\nf(-3)\n```"
-        return "7\n```" if index % 2 else "def f(x):\n    return x\n```"  # solver answers
+        # solver answers: whole responses
+        return "```python\n7\n```" if index % 2 else "```python\ndef f(x):\n    return x\n```"
 
     return reply
 

@@ -156,7 +156,7 @@ def test_a_round_grows_the_bank_and_writes_its_metrics(tmp_path):
         ).fetchall()
         assert {t.id for t in new} <= {a[0] for a in attempts}
         assert all(n == 2 for _, n, _ in attempts)
-        rewards = json.loads(b.meta(f"selfplay.round.{r['id']}.rewards"))
+        rewards = b.step(r["id"], "rewards")
         assert set(rewards["proposer"]) == {t.id for t in new}
     (line,) = (tmp_path / "b.metrics.jsonl").read_text().splitlines()
     metrics = json.loads(line)
@@ -180,7 +180,7 @@ def test_the_command_with_the_scripted_backend(tmp_path):
     """The CLI end to end: the scripted backend replays a program, its inputs, then answers."""
     completions = tmp_path / "completions.json"
     program = 'x):\n    """Return x squared minus x."""\n    return x * x - x\n```'
-    completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "6\n```"]))
+    completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "```python\n6\n```"]))
     config = tmp_path / "c.yaml"
     config.write_text(
         "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n"
@@ -209,7 +209,7 @@ def test_the_command_with_the_scripted_backend(tmp_path):
         (task,) = b.tasks(source="selfplay")
         assert task.examples[0] == {"input": "2", "output": "2"}
         (attempt,) = b.conn.execute("SELECT answer, passed FROM attempts").fetchall()
-    assert attempt == ("6", 0)  # f(2) is 2, so the answer 6 is graded wrong
+    assert attempt == ("```python\n6\n```", 0)  # f(2) is 2, so the answer 6 is graded wrong
     listed = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", "bank", "rewards", "--bank", str(bank)],
         capture_output=True,

@@ -169,3 +169,29 @@ def test_hack_signal_rates_per_solver_and_round(tmp_path):
     assert hacks["by_signal"] == {"seccomp_denied": 2, "gc_scan": 1, "frame_walk": 1}
     assert hacks["by_solver"]["m1"] == {"attempts": 2, "with_signals": 1, "rate": 0.5}
     assert hacks["by_round"][str(r2)] == {"attempts": 2, "with_signals": 2, "rate": 1.0}
+
+
+def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_path):
+    path = tmp_path / "old.db"
+    with Bank(path) as bank:
+        r = bank.start_round()
+        bank.set_step(r, "solve.chunk.a", {"tokens": 3})
+        bank.set_step(r, "rewards", {"proposer": {}})
+        assert bank.steps(r, "solve.chunk.") == {"solve.chunk.a": {"tokens": 3}}
+        assert bank.step_in_every_round("rewards") == [(r, {"proposer": {}})]
+        assert bank.step(r, "propose.codegen") is None
+        # A bank from before the table: its steps were meta keys; a task id may end in .rewards.
+        bank.conn.execute("DELETE FROM round_steps")
+        bank.conn.execute("PRAGMA user_version = 3")
+        bank.conn.execute("DROP TABLE round_steps")
+        bank.conn.execute("DROP INDEX attempts_round")
+        bank.conn.execute("DROP INDEX tasks_round")
+        bank.set_meta(f"selfplay.round.{r}.rewards", '{"proposer": {"t": 1}}')
+        bank.set_meta(f"selfplay.round.{r}.solve.chunk.x.rewards", '{"tokens": 1}')
+        bank.set_meta("selfplay.run", '{"start": 0}')
+    with Bank(path) as bank:
+        assert bank.schema_version == SCHEMA_VERSION
+        assert bank.step(r, "rewards") == {"proposer": {"t": 1}}
+        assert bank.step_in_every_round("rewards") == [(r, {"proposer": {"t": 1}})]
+        assert bank.steps(r, "solve.chunk.") == {"solve.chunk.x.rewards": {"tokens": 1}}
+        assert bank.meta(f"selfplay.round.{r}.rewards") is None and bank.meta("selfplay.run")
