@@ -4,7 +4,6 @@ A real bank file (seeded once, copied per scheduler), the real sandbox, and the 
 backend standing in for the model.
 """
 
-import json
 import shutil
 
 import pytest
