@@ -49,9 +49,17 @@ def export(
         bool, typer.Option(help="Keep tasks flagged as benchmark look-alikes.")
     ] = False,
     max_pairs_per_task: Annotated[int, typer.Option(help="DPO pairs per task at most.")] = 4,
-    license_: Annotated[str, typer.Option("--license", help="License in the card.")] = (
-        "apache-2.0"
-    ),
+    license_: Annotated[
+        str,
+        typer.Option(
+            "--license",
+            help="License of tasks whose source has none of its own (generated tasks, imports).",
+        ),
+    ] = "apache-2.0",
+    source_license: Annotated[
+        list[str] | None,
+        typer.Option(help="SOURCE=LICENSE for a source's tasks (repeatable)."),
+    ] = None,
     push_to_hub: Annotated[
         str | None, typer.Option("--push-to-hub", help="Hub dataset repo id to upload to.")
     ] = None,
@@ -64,6 +72,9 @@ def export(
     from selfplay.export import ExportError, ExportOptions, export_bank
     from task_bank.store import default_bank_path
 
+    pairs = [item.partition("=") for item in source_license or []]
+    if any(not name or not sep or not lic for name, sep, lic in pairs):
+        raise _fail("--source-license takes SOURCE=LICENSE, for example humaneval=mit.")
     try:
         options = ExportOptions(
             split=split,
@@ -76,6 +87,7 @@ def export(
             include_contaminated=include_contaminated,
             max_pairs_per_task=max_pairs_per_task,
             license=license_,
+            source_licenses={name: lic for name, _, lic in pairs},
         )
     except ValidationError as e:
         err = e.errors()[0]

@@ -7,6 +7,9 @@ changed. The reward that grades the exported ground truth is `selfplay.rewards`.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,22 +48,33 @@ CARD_MARK = "selfplay export --format"
 _OURS = (".parquet", ".jsonl")
 
 
-def _clear_previous(out: Path) -> None:
-    """Make `out` ready: absent, empty, or an earlier export whose files are replaced (so
-    no stale split survives into the card or a push). Anything else is refused."""
+def _check_target(out: Path) -> None:
+    """`out` must be absent, empty, or an earlier export (whose files will be replaced)."""
     if not out.exists():
         return
     if not out.is_dir():
         raise ExportError(f"{out} exists and is not a directory")
-    entries = list(out.iterdir())
-    if not entries:
+    if not any(out.iterdir()):
         return
     card = out / "README.md"
     if not card.is_file() or CARD_MARK not in card.read_text(encoding="utf-8", errors="replace"):
         raise ExportError(f"{out} is not empty and holds no earlier selfplay export")
-    for entry in entries:
-        if entry.is_file() and (entry.suffix in _OURS or entry.name == "reward_func.py"):
-            entry.unlink()
+
+
+def _ours(path: Path) -> bool:
+    return path.is_file() and (path.suffix in _OURS or path.name in ("reward_func.py", "README.md"))
+
+
+def _install(staging: Path, out: Path) -> None:
+    """Move a finished export into `out`: stale files of an earlier export go (no old split
+    survives into the card or a push), other files stay."""
+    out.mkdir(parents=True, exist_ok=True)
+    new = {p.name for p in staging.iterdir()}
+    for old in out.iterdir():
+        if _ours(old) and old.name not in new:
+            old.unlink()
+    for path in staging.iterdir():
+        os.replace(path, out / path.name)
 
 
 def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
@@ -82,31 +96,40 @@ def export_bank(
     options = options or ExportOptions()
     exporter = make_exporter(fmt, options)
     out = Path(out)
-    _clear_previous(out)
+    _check_target(out)
+    # Everything is written to a staging directory beside `out` first: an export that fails
+    # leaves nothing behind, and an earlier export in `out` is untouched.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        with Bank(bank_path, create=False) as bank:
-            selection: Selection = select(bank, options)
-            if not selection.items:
-                raise ExportError("no task in the bank matches the export filters")
-            counts = exporter.write(selection, bank, out)
-            bank_summary = summary(bank)
-    except BankError as e:
-        raise ExportError(str(e)) from None
-    if not counts:
-        reasons = ", ".join(f"{k}: {v}" for k, v in exporter.dropped.items()) or "none"
-        raise ExportError(f"the {fmt} format has no rows for the selected tasks ({reasons})")
-    card = render(
-        fmt,
-        exporter.description,
-        selection,
-        counts,
-        exporter.suffix,
-        bank_summary,
-        options.model_dump(),
-        exporter.dropped,
-    )
-    (out / "README.md").write_text(card, encoding="utf-8")
-    files = sorted(p.name for p in out.iterdir() if p.is_file())
+        try:
+            with Bank(bank_path, create=False) as bank:
+                selection: Selection = select(bank, options)
+                if not selection.items:
+                    raise ExportError("no task in the bank matches the export filters")
+                counts = exporter.write(selection, bank, staging)
+                bank_summary = summary(bank)
+        except BankError as e:
+            raise ExportError(str(e)) from None
+        if not counts:
+            reasons = ", ".join(f"{k}: {v}" for k, v in exporter.dropped.items()) or "none"
+            raise ExportError(f"the {fmt} format has no rows for the selected tasks ({reasons})")
+        card = render(
+            fmt,
+            exporter.description,
+            selection,
+            counts,
+            exporter.suffix,
+            bank_summary,
+            options.model_dump(),
+            exporter.dropped,
+            out,
+        )
+        (staging / "README.md").write_text(card, encoding="utf-8")
+        files = sorted(p.name for p in staging.iterdir() if p.is_file())
+        _install(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     excluded = dict(selection.excluded) | {f"{fmt}_{k}": v for k, v in exporter.dropped.items()}
     return ExportReport(fmt, str(out), len(selection.items), counts, files, excluded)
 

@@ -11,12 +11,17 @@ from selfplay.export.select import BANDS, Selection
 SIZE_EDGES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
 HIST_BINS = 5
 
+# The licenses of the sources selfplay knows; other sources take the export's --license.
+SOURCE_LICENSES = {"humaneval": "mit", "seeds": "apache-2.0"}
+# Trainer versions whose own code runs these instructions in selfplay's test suite.
+TESTED = "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2"
+
 _TRAIN = {
     "verl": """```bash
 python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
   data.train_files=$DIR/train.parquet data.val_files=$DIR/test.parquet \\
-  custom_reward_function.path=$(python -c "import selfplay.rewards.verl_reward as m; print(m.__file__)") \\
-  custom_reward_function.name=compute_score  # or compute_score_batch with reward_model.reward_manager=batch
+  reward.custom_reward_function.path=$(python -c "import selfplay.rewards.verl_reward as m; print(m.__file__)") \\
+  reward.custom_reward_function.name=compute_score_async
 ```""",
     "trl": """```python
 from datasets import load_dataset
@@ -29,9 +34,9 @@ trainer = GRPOTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", reward_funcs=[tr
 trainer.train()
 ```""",
     "openrlhf": """```bash
-python -m openrlhf.cli.train_ppo_ray --prompt_data $DIR/train.jsonl \\
-  --input_key input --label_key label --apply_chat_template \\
-  --remote_rm_url $DIR/reward_func.py ...
+python -m openrlhf.cli.train_ppo_ray --data.prompt_dataset $DIR/train.jsonl \\
+  --data.input_key input --data.label_key label --data.apply_chat_template \\
+  --reward.remote_url $DIR/reward_func.py ...
 ```""",
     "sft": """```python
 from datasets import load_dataset
@@ -60,9 +65,9 @@ _TRL_MAP = {
 }
 
 
-def _how_to_train(fmt: str, suffix: str) -> list[str]:
+def _how_to_train(fmt: str, suffix: str, where: str) -> list[str]:
     if fmt in ("sft", "dpo"):
-        return [_TRAIN[fmt]]
+        return [_TRAIN[fmt].replace("$DIR", where)]
     trl = (
         _TRAIN["trl"]
         .replace("$LOADER", '"json"' if suffix == ".jsonl" else '"parquet"')
@@ -77,7 +82,24 @@ def _how_to_train(fmt: str, suffix: str) -> list[str]:
     parts = [verl, "TRL (GRPO):\n\n" + trl]
     if fmt == "openrlhf":
         parts.insert(0, "OpenRLHF (reward_func.py is next to the data):\n\n" + _TRAIN["openrlhf"])
-    return parts
+    return [p.replace("$DIR", where) for p in parts]
+
+
+def licenses(by_source: Counter, options: dict[str, Any]) -> dict[str, str]:
+    """source -> license of its tasks: the known ones, overridden by --source-license, else
+    the export's --license."""
+    known = SOURCE_LICENSES | dict(options.get("source_licenses") or {})
+    default = options.get("license", "apache-2.0")
+    return {source: known.get(source, default) for source in sorted(by_source)}
+
+
+def _license_section(per_source: dict[str, str], by_source: Counter) -> str:
+    rows = [(source, by_source[source], per_source[source]) for source in per_source]
+    if len(set(per_source.values())) == 1:
+        lead = f"Every task is under {next(iter(per_source.values()))}."
+    else:
+        lead = "The tasks come from sources under different licenses (`license: other`):"
+    return lead + "\n\n" + _table(("source", "tasks", "license"), rows)
 
 
 def _provenance(bank_summary: dict[str, Any]) -> str:
@@ -115,9 +137,20 @@ def size_category(n: int) -> str:
     return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
 
 
-def front_matter(fmt: str, counts: dict[str, int], suffix: str, license_: str) -> dict[str, Any]:
+def front_matter(
+    fmt: str, counts: dict[str, int], suffix: str, per_source: dict[str, str]
+) -> dict[str, Any]:
+    distinct = sorted(set(per_source.values()))
+    license_: dict[str, Any] = (
+        {"license": distinct[0]}
+        if len(distinct) == 1
+        else {
+            "license": "other",
+            "license_name": "mixed: " + ", ".join(f"{s} {lic}" for s, lic in per_source.items()),
+        }
+    )
     return {
-        "license": license_,
+        **license_,
         "task_categories": ["text-generation"],
         "language": ["en"],
         "tags": ["code", "synthetic", "reinforcement-learning", "selfplay", fmt],
@@ -164,14 +197,17 @@ def render(
     bank_summary: dict[str, Any],
     options: dict[str, Any],
     dropped: Counter,
+    out: Any = None,
 ) -> str:
-    """The whole README.md."""
+    """The whole README.md (`out`: the directory it will live in, for copy-pasteable paths)."""
     import yaml
 
-    meta = front_matter(fmt, counts, suffix, options.get("license", "apache-2.0"))
     items = selection.items
     by_kind = Counter(i.task.kind for i in items)
     by_source = Counter(i.task.source for i in items)
+    per_source = licenses(by_source, options)
+    meta = front_matter(fmt, counts, suffix, per_source)
+    where = str(out.resolve()) if out is not None else "$DIR"
     bands = Counter(i.band for i in items)
     rejected = bank_summary.get("rejected", {})
     excluded = dict(selection.excluded) | {f"{fmt}: {k}": v for k, v in dropped.items()}
@@ -190,6 +226,8 @@ def render(
         _table(("kind", "tasks"), sorted(by_kind.items()))
         + "\n\n"
         + _table(("source", "tasks"), by_source.most_common()),
+        "## Licenses",
+        _license_section(per_source, by_source),
         "## Difficulty",
         "Difficulty is 1 minus the posterior mean solve rate of the bank's solvers "
         "(Beta(1, 1) prior); a task never attempted that declares a level 1-5 takes "
@@ -225,14 +263,15 @@ def render(
         _hack_signals(bank_summary.get("hack_signals") or {}),
         "## Reward",
         "The ground truth of each task is a JSON string (`selfplay.ground_truth/1`). "
-        "`selfplay.rewards` grades a response with the same verifier: the last fenced code "
+        "`selfplay.rewards` grades a response with the same verifier and the same function "
+        "that graded the bank's solver attempts, on the same prompt: the last fenced code "
         "block for codegen and induction (induction is graded on shown and held-out "
-        "examples), a Python literal for deduction (the output) and abduction (arguments "
-        "run through the program). No answer scores 0 with a reason.",
+        "examples), a Python value for deduction (the output) and abduction (a call whose "
+        "arguments run through the program). No answer scores 0 with a reason.",
         "## How to train on it",
         f'Loading: `datasets.load_dataset("{"json" if suffix == ".jsonl" else "parquet"}", '
-        f"data_files={{'train': 'train{suffix}'}})`.",
-        "`$DIR` is this directory.",
-        *_how_to_train(fmt, suffix),
+        f"data_files={{'train': '{where}/train{suffix}'}})`. These instructions are run, with "
+        f"each trainer's own code, by selfplay's test suite for {TESTED}.",
+        *_how_to_train(fmt, suffix, where),
     ]
     return "\n\n".join(parts) + "\n"

@@ -36,7 +36,14 @@ class ExportOptions(BaseModel):
     max_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="highest solve rate")
     include_contaminated: bool = Field(False, description="keep benchmark look-alikes")
     max_pairs_per_task: int = Field(4, ge=1, description="dpo pairs per task at most")
-    license: str = Field("apache-2.0", description="license in the dataset card")
+    license: str = Field(
+        "apache-2.0",
+        description="license of the tasks whose source has none of its own (generated tasks, "
+        "your imports); HumanEval's tasks are MIT and the bundled seeds Apache-2.0",
+    )
+    source_licenses: dict[str, str] = Field(
+        default_factory=dict, description="license per source, over the known ones"
+    )
 
     @model_validator(mode="after")
     def _rates_ordered(self) -> ExportOptions:

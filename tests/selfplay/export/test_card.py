@@ -46,9 +46,9 @@ def test_front_matter_describes_the_files_written(bank_path, tmp_path, fmt):
 
 
 def test_body_reports_counts_histogram_and_what_was_dropped(bank_path, tmp_path):
-    export_bank(bank_path, "trl", tmp_path, ExportOptions(license="mit"))
+    export_bank(bank_path, "trl", tmp_path, ExportOptions(source_licenses={"seeds": "mit"}))
     meta, body = split_card((tmp_path / "README.md").read_text())
-    assert meta["license"] == "mit"
+    assert meta["license"] == "mit" and "Every task is under mit." in body
     assert "| codegen | 45 |" in body and "| deduction | 25 |" in body
     assert "| seeds | 104 |" in body
     hist = re.findall(r"^\| \[\d\.\d, \d\.\d[\)\]] \| (\d+) \|", body, re.MULTILINE)
@@ -69,3 +69,40 @@ def test_size_categories_follow_the_hub_buckets():
         "10K<n<100K",
         "100K<n<1M",
     ]
+
+
+def test_a_mixed_export_lists_each_sources_license(bank_path, tmp_path):
+    # HumanEval's tasks are MIT, the bundled seeds Apache-2.0: the card must not claim one.
+    export_bank(bank_path, "verl", tmp_path, ExportOptions(include_contaminated=True))
+    meta, body = split_card((tmp_path / "README.md").read_text())
+    assert meta["license"] == "other"
+    assert "humaneval mit" in meta["license_name"] and "seeds apache-2.0" in meta["license_name"]
+    assert "| humaneval | 1 | mit |" in body and "| seeds | 104 | apache-2.0 |" in body
+
+
+def test_loading_lines_can_be_copied_as_they_are(bank_path, tmp_path):
+    out = tmp_path / "rl"
+    export_bank(bank_path, "openrlhf", out, ExportOptions())
+    body = (out / "README.md").read_text()
+    assert f"'{out.resolve()}/train.jsonl'" in body
+    assert f"--reward.remote_url {out.resolve()}/reward_func.py" in body
+    assert "--data.input_key input --data.label_key label --data.apply_chat_template" in body
+    assert "$DIR" not in body and "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2" in body
+
+
+def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(bank_path, tmp_path):
+    from selfplay.export import ExportError
+    from task_bank.store import Bank
+
+    empty = tmp_path / "empty.db"
+    Bank(empty).close()  # a bank without attempts has no DPO pairs
+    with pytest.raises(ExportError):
+        export_bank(empty, "dpo", tmp_path / "dpo", ExportOptions())
+    assert not (tmp_path / "dpo").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["empty.db"]  # no staging left behind
+    out = tmp_path / "verl"
+    export_bank(bank_path, "verl", out, ExportOptions())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(ExportError):
+        export_bank(bank_path, "verl", out, ExportOptions(kinds=["codegen"], min_solve_rate=1.0))
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
