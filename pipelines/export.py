@@ -49,6 +49,12 @@ def export(
         bool, typer.Option(help="Keep tasks flagged as benchmark look-alikes.")
     ] = False,
     max_pairs_per_task: Annotated[int, typer.Option(help="DPO pairs per task at most.")] = 4,
+    reward: Annotated[
+        str,
+        typer.Option(
+            help="binary (1 for a verified answer, else 0) or fraction (share of tests passed)."
+        ),
+    ] = "binary",
     license_: Annotated[
         str,
         typer.Option(
@@ -86,6 +92,7 @@ def export(
             max_solve_rate=max_solve_rate,
             include_contaminated=include_contaminated,
             max_pairs_per_task=max_pairs_per_task,
+            reward=reward,
             license=license_,
             source_licenses={name: lic for name, _, lic in pairs},
         )

@@ -267,7 +267,13 @@ def render(
         "that graded the bank's solver attempts, on the same prompt: the last fenced code "
         "block for codegen and induction (induction is graded on shown and held-out "
         "examples), a Python value for deduction (the output) and abduction (a call whose "
-        "arguments run through the program). No answer scores 0 with a reason.",
+        "arguments run through the program). No answer scores 0 with a reason. "
+        + (
+            "Rewards are partial (`reward: fraction` in each label): the share of tests or "
+            "examples a codegen or induction answer passes; deduction and abduction stay 0 or 1."
+            if options.get("reward") == "fraction"
+            else "Rewards are binary: 1 for a verified answer, else 0."
+        ),
         "## How to train on it",
         f'Loading: `datasets.load_dataset("{"json" if suffix == ".jsonl" else "parquet"}", '
         f"data_files={{'train': '{where}/train{suffix}'}})`. These instructions are run, with "

@@ -36,6 +36,11 @@ class ExportOptions(BaseModel):
     max_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="highest solve rate")
     include_contaminated: bool = Field(False, description="keep benchmark look-alikes")
     max_pairs_per_task: int = Field(4, ge=1, description="dpo pairs per task at most")
+    reward: Literal["binary", "fraction"] = Field(
+        "binary",
+        description="binary: 1 for a verified answer, else 0; fraction: the share of tests or "
+        "examples passed (codegen, induction), recorded in each label",
+    )
     license: str = Field(
         "apache-2.0",
         description="license of the tasks whose source has none of its own (generated tasks, "
@@ -135,7 +140,7 @@ def select(bank: Any, opts: ExportOptions) -> Selection:
         reason = _keep(task, n, k, opts)
         if reason is None:
             try:
-                label = GroundTruth.from_task(task).to_json()
+                label = GroundTruth.from_task(task, reward=opts.reward).to_json()
             except InvalidGroundTruth:
                 reason = "no_ground_truth"
         if reason is not None:

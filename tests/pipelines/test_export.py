@@ -90,6 +90,7 @@ def test_bad_input_gets_one_sentence_and_exit_2(bank_path, tmp_path):
             ("--bank", str(bank_path), "--format", "verl", "--source", "nowhere"),
             "no task in the bank matches",
         ),
+        (("--bank", str(bank_path), "--format", "verl", "--reward", "half"), "--reward"),
     ]
     for args, words in cases:
         res = selfplay(*args, "--out", str(tmp_path / "out"))

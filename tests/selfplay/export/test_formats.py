@@ -79,6 +79,35 @@ def test_trl_dataset_feeds_the_trl_reward_directly(exports, bank_path):
     assert scores == [0.0] * 8
 
 
+def test_a_fraction_export_gives_partial_credit_through_its_labels_alone(bank_path, tmp_path):
+    from task_bank.store import Bank
+
+    report = export_bank(
+        bank_path,
+        "trl",
+        tmp_path,
+        ExportOptions(split="none", kinds=["codegen"], reward="fraction"),
+    )
+    data = load(tmp_path, "trl")["train"]
+    assert report.rows == {"train": len(data)}
+    assert {json.loads(gt).get("reward") for gt in data["ground_truth"]} == {"fraction"}
+    row = next(r for r in data if len(json.loads(r["ground_truth"])["tests"]) >= 3)
+    with Bank(bank_path, create=False) as bank:
+        task = bank.get(row["task_id"])
+    # The reference program, broken for every input but the first test's: the reward is the
+    # share of tests it still passes, with no option given to the reward function.
+    wrapper = (
+        f"{task.program}\n\n_real = {task.entry_point}\n_calls = []\n"
+        f"def {task.entry_point}(*a, **k):\n"
+        "    _calls.append(1)\n"
+        "    return _real(*a, **k) if len(_calls) == 1 else object()\n"
+    )
+    score = grade_responses([f"```python\n{wrapper}```"], [row["ground_truth"]])[0]
+    assert 0.0 < score.score < 1.0 and score.tests_passed >= 1, score
+    assert score.score == score.tests_passed / score.tests_total
+    assert "partial (`reward: fraction`" in (tmp_path / "README.md").read_text()
+
+
 def test_openrlhf_jsonl_and_its_reward_file(exports):
     root, reports = exports
     out = root / "openrlhf"

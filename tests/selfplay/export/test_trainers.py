@@ -1,0 +1,228 @@
+"""The exports inside the trainers' own code, with the dataset card's instructions as written.
+
+- verl 0.9.1: the card's command-line overrides composed into verl's own `ppo_trainer` config
+  by hydra, verl's `RLHFDataset` reading the export, and verl's `load_reward_manager` scoring a
+  `DataProto` of right and wrong responses through its per-response reward loop;
+- OpenRLHF 0.11.2: the card's flags parsed by OpenRLHF's own argument parser, its
+  `preprocess_data` building the prompt and label from the export, and its
+  `SingleTurnAgentExecutor` loading the exported reward file and scoring what a (replayed)
+  engine generated, decoded with special tokens as OpenRLHF decodes it;
+- TRL 1.16: the card's GRPO snippet run for two steps on a tiny model.
+Each trainer gives reference answers 1 and wrong answers 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from selfplay.export import ExportOptions, export_bank
+from selfplay.export.prompts import reference_answer
+from task_bank.store import Bank
+
+WRONG = "```python\nNone\n```"
+
+
+def card_block(out: Path, language: str, after: str) -> str:
+    """The first `language` code block of the card that follows the text `after`."""
+    text = (out / "README.md").read_text(encoding="utf-8")
+    start = text.index(after)
+    return re.search(rf"```{language}\n(.*?)```", text[start:], re.DOTALL).group(1)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    from selfplay.backends.models import local_model_dir
+
+    return AutoTokenizer.from_pretrained(local_model_dir("smollm2-135m"))
+
+
+def answers(bank_path: Path, task_ids: list[str]) -> list[tuple[str, str]]:
+    """(right, wrong) responses for each task: its reference answer, and an answer to none."""
+    with Bank(bank_path) as bank:
+        return [(reference_answer(bank.get(t)), WRONG) for t in task_ids]
+
+
+@pytest.mark.slow
+def test_verl_scores_the_export_with_the_cards_configuration(bank_path, tmp_path, tokenizer):
+    import os
+
+    import torch
+    import verl
+    from hydra import compose, initialize_config_dir
+    from verl import DataProto
+    from verl.trainer.ppo.reward import load_reward_manager
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    out = tmp_path / "verl"
+    export_bank(bank_path, "verl", out, ExportOptions(split="none"))
+    command = card_block(out, "bash", "verl (GRPO)").replace("\\\n", " ")
+    # The shell's command substitution, as a shell would run it.
+    for snippet in re.findall(r'\$\(python -c "(.*?)"\)', command):
+        path = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True)
+        command = command.replace(f'$(python -c "{snippet}")', path.stdout.strip())
+    overrides = [arg for arg in command.split()[3:] if "=" in arg and "val_files" not in arg]
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=overrides)
+    assert cfg.reward.custom_reward_function.name == "compute_score_async"
+
+    from omegaconf import open_dict
+
+    data_config = cfg.data
+    with open_dict(data_config):
+        data_config.cache_dir = str(tmp_path / "cache")
+    dataset = RLHFDataset(data_files=cfg.data.train_files, tokenizer=tokenizer, config=data_config)
+    picked = [dataset[i] for i in range(0, len(dataset), max(1, len(dataset) // 12))][:12]
+    ids = [row["extra_info"]["task_id"] for row in picked]
+    manager = load_reward_manager(cfg, tokenizer)
+
+    def data_item(row, response: str) -> DataProto:
+        # verl's agent loop renders the dataset's raw_prompt with the chat template.
+        text = tokenizer.apply_chat_template(
+            row["raw_prompt"], add_generation_prompt=True, tokenize=False
+        )
+        prompt = torch.tensor([tokenizer(text)["input_ids"]])
+        resp = torch.tensor([tokenizer(response)["input_ids"] + [tokenizer.eos_token_id]])
+        mask = torch.ones(1, prompt.shape[1] + resp.shape[1], dtype=torch.long)
+        return DataProto.from_dict(
+            tensors={"prompts": prompt, "responses": resp, "attention_mask": mask},
+            non_tensors={key: [row[key]] for key in ("data_source", "reward_model", "extra_info")},
+        )
+
+    async def score_all():
+        items = [
+            data_item(row, response)
+            for row, pair in zip(picked, answers(bank_path, ids), strict=True)
+            for response in pair
+        ]
+        return await asyncio.gather(*(manager.run_single(item) for item in items))
+
+    # The manager keeps the event loop it was built in, as verl's reward worker runs it.
+    results = manager.loop.run_until_complete(score_all())
+    scores = [r["reward_score"] for r in results]
+    assert scores == [1.0, 0.0] * len(picked), [r["reward_extra_info"] for r in results]
+    assert {row["data_source"].split("/")[1] for row in picked} > {"codegen"}
+
+
+def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
+    """The arguments OpenRLHF's `train_ppo_ray` hands to its `train`, for these flags.
+
+    The file's `__main__` block runs as written (its parser, hierarchize and every check);
+    only `train` is replaced, by a function that keeps what it is given. The module itself
+    is found, not imported: it imports vLLM at the top, which a CPU machine lacks.
+    """
+    import argparse
+    import datetime
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("openrlhf.cli.train_ppo_ray")
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    body = textwrap.dedent(source.split('if __name__ == "__main__":', 1)[1])
+    given: list = []
+    namespace = {"argparse": argparse, "os": os, "datetime": datetime.datetime}
+    namespace["train"] = given.append
+    argv = sys.argv
+    sys.argv = ["train_ppo_ray", *flags]
+    try:
+        exec(compile(body, spec.origin, "exec"), namespace)
+    finally:
+        sys.argv = argv
+    return given[0]
+
+
+@pytest.mark.slow
+def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
+    bank_path, tmp_path, tokenizer
+):
+    from openrlhf.datasets.prompts_dataset import preprocess_data
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    out = tmp_path / "openrlhf"
+    export_bank(bank_path, "openrlhf", out, ExportOptions(split="none"))
+    command = card_block(out, "bash", "OpenRLHF").replace("\\\n", " ")
+    args = _openrlhf_args([a for a in command.split()[3:] if a != "..."])
+    assert args.data.apply_chat_template is True
+    rows = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
+    rows = rows[:: max(1, len(rows) // 12)][:12]
+    # As OpenRLHF's vLLM engine builds it from the parsed arguments.
+    executor = SingleTurnAgentExecutor(args.reward.remote_url)
+
+    class Engine:
+        """Replays a response as vLLM would return it: token ids ending in end of turn."""
+
+        def __init__(self, text: str):
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            self.out = SimpleNamespace(token_ids=ids, finish_reason="stop", logprobs=None)
+
+        async def generate(self, prompt_token_ids, params, multi_modal_data=None):
+            return SimpleNamespace(outputs=[self.out])
+
+    async def score(row, response: str) -> float:
+        prompt, label = preprocess_data(
+            row,
+            args.data.input_template,
+            args.data.input_key,
+            args.data.label_key,
+            tokenizer.apply_chat_template,
+        )
+        params = SimpleNamespace(max_tokens=512, logprobs=None)
+        result = await executor.execute(prompt, label, params, 4096, tokenizer, Engine(response))
+        return float(result["reward"][0])
+
+    ids = [row["task_id"] for row in rows]
+    pairs = answers(bank_path, ids)
+    scores = [
+        asyncio.run(score(row, response))
+        for row, pair in zip(rows, pairs, strict=True)
+        for response in pair
+    ]
+    assert scores == [1.0, 0.0] * len(rows)
+
+
+@pytest.mark.slow
+def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(bank_path, tmp_path):
+    from selfplay.backends.models import local_model_dir
+
+    out = tmp_path / "trl"
+    export_bank(bank_path, "trl", out, ExportOptions(split="none", kinds=["deduction"]))
+    snippet = card_block(out, "python", "TRL (GRPO)")
+    # The card's snippet, with a local tiny model and a two-step CPU budget in place of the
+    # card's Hub model and GPU defaults (bf16 is emulated, slowly, on CPUs without it);
+    # everything else runs as written.
+    model = local_model_dir("smollm2-135m")
+    snippet = snippet.replace('"Qwen/Qwen2.5-Coder-0.5B-Instruct"', repr(model))
+    snippet = snippet.replace(
+        'GRPOConfig(output_dir="out")',
+        f"GRPOConfig(output_dir={str(tmp_path / 'run')!r}, max_steps=2, "
+        "per_device_train_batch_size=2, num_generations=2, max_completion_length=24, "
+        "report_to=[], logging_steps=1, use_cpu=True, bf16=False, save_strategy='no')",
+    )
+    assert "trl_reward" in snippet and "trainer.train()" in snippet
+    namespace: dict = {}
+    exec(snippet, namespace)
+    trainer = namespace["trainer"]
+    assert trainer.state.global_step == 2
+    logged = {k for entry in trainer.state.log_history for k in entry}
+    assert {"rewards/trl_reward/mean", "selfplay/hack_signal_rate"} <= logged, logged
+    # Two steps of a tiny model answer nothing right; TRL's own reward step, given each row's
+    # reference answer and a wrong one as the assistant's turn, must tell them apart.
+    rows = [trainer.train_dataset[i] for i in range(0, len(trainer.train_dataset), 4)][:6]
+    pairs = answers(bank_path, [row["task_id"] for row in rows])
+    inputs = [row for row in rows for _ in range(2)]
+    completions = [[{"role": "assistant", "content": text}] for pair in pairs for text in pair]
+    rewards = trainer._calculate_rewards(
+        inputs, [row["prompt"] for row in inputs], completions, [[0]] * len(completions)
+    )
+    assert rewards[:, 0].tolist() == [1.0, 0.0] * len(rows)
