@@ -14,6 +14,7 @@ from task_bank.gate import Gate, GateConfig, GateReport
 from task_bank.importers import SourceError, import_source, read_source
 from task_bank.schema import KINDS, InvalidTask, Task, parse_task
 from task_bank.store import Attempt, Bank, BankError, Rejection
+from task_bank.training import ModelRecord, Proposal
 
 __all__ = [
     "KINDS",
@@ -24,6 +25,8 @@ __all__ = [
     "GateConfig",
     "GateReport",
     "InvalidTask",
+    "ModelRecord",
+    "Proposal",
     "Rejection",
     "SourceError",
     "Task",

@@ -57,6 +57,8 @@ class GateReport:
     contaminated: int = 0
     rejected: Counter = field(default_factory=Counter)
     admitted_ids: list[str] = field(default_factory=list)
+    # Why each candidate that was not admitted was turned away, by task id.
+    outcomes: dict[str, str] = field(default_factory=dict)
 
     def merge(self, other: GateReport) -> None:
         self.seen += other.seen
@@ -65,6 +67,7 @@ class GateReport:
         self.contaminated += other.contaminated
         self.rejected.update(other.rejected)
         self.admitted_ids.extend(other.admitted_ids)
+        self.outcomes.update(other.outcomes)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -248,6 +251,7 @@ class Gate:
 
         def reject(t: Task, reason: str, detail: str = "") -> None:
             report.rejected[reason] += 1
+            report.outcomes[t.id] = reason
             rejections.append(Rejection(t.source, t.id, reason, detail))
 
         arrived: dict[str, str] = {}
@@ -258,6 +262,7 @@ class Gate:
             if t.id in present:
                 if present[t.id] == digest:
                     report.already_present += 1
+                    report.outcomes[t.id] = "duplicate"
                 else:
                     reject(t, "id_conflict", f"another task in the bank has id {t.id}")
             elif t.id in arrived:
@@ -302,6 +307,7 @@ class Gate:
         for t, key, vec in zip(admitted, written, vectors, strict=True):
             if key is None:  # a concurrent writer admitted the same task first
                 report.rejected["duplicate"] += 1
+                report.outcomes[t.id] = "duplicate"
                 continue
             report.admitted += 1
             report.admitted_ids.append(t.id)

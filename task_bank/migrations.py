@@ -110,6 +110,47 @@ MIGRATIONS: list[str] = [
     CREATE INDEX attempts_round ON attempts(round_id, task_id);
     CREATE INDEX tasks_round ON tasks(round_id, source);
     """,
+    # 5: trained models and what made them; every proposal the proposer wrote (its prompt,
+    # its text and what became of it), which trains the proposer role; the steps of
+    # `selfplay loop` iterations.
+    """
+    CREATE TABLE models (
+        id TEXT PRIMARY KEY,
+        parent TEXT,
+        base TEXT NOT NULL,
+        method TEXT NOT NULL,
+        role TEXT NOT NULL,
+        path TEXT NOT NULL,
+        data TEXT NOT NULL DEFAULT '{}',
+        steps INTEGER NOT NULL DEFAULT 0,
+        config TEXT NOT NULL DEFAULT '{}',
+        evaluation TEXT NOT NULL DEFAULT '{}',
+        status TEXT NOT NULL DEFAULT 'training',
+        created_at REAL NOT NULL,
+        finished_at REAL
+    );
+    CREATE TABLE proposals (
+        id INTEGER PRIMARY KEY,
+        round_id INTEGER REFERENCES rounds(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        item INTEGER NOT NULL,
+        prompt TEXT NOT NULL,
+        completion TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        task_id TEXT,
+        proposer TEXT,
+        created_at REAL NOT NULL,
+        UNIQUE (round_id, kind, item)
+    );
+    CREATE TABLE loop_steps (
+        iteration INTEGER NOT NULL,
+        step TEXT NOT NULL,
+        report TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (iteration, step)
+    ) WITHOUT ROWID;
+    CREATE INDEX attempts_solver_time ON attempts(solver, created_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -22,6 +22,7 @@ from selfplay import kinds
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
 from task_bank.normalize import ast_hash
 from task_bank.schema import Task
+from task_bank.training import TrainingRecords
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,7 +105,7 @@ def _task_from_row(r: tuple) -> Task:
     )
 
 
-class Bank:
+class Bank(TrainingRecords):
     """A task bank file. Use as a context manager or call `close()`."""
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:

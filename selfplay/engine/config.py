@@ -123,8 +123,9 @@ def explain(error: ValidationError, model: type[BaseModel] = RunConfig) -> str:
     return f"field '{name}': {message}"
 
 
-def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
-    """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
+def read_yaml(path: str | Path | None, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a YAML file (none without a path) with `overrides` (dotted names,
+    None = not given) on top; every problem is one `ConfigError` sentence."""
     import yaml
 
     data: dict[str, Any] = {}
@@ -155,6 +156,12 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
             node[part] = child = child if isinstance(child, dict) else {}
             node = child
         node[last] = value
+    return data
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
+    """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
+    data = read_yaml(path, overrides)
     try:
         return RunConfig.model_validate(data)
     except ValidationError as e:
@@ -162,8 +169,8 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
         raise ConfigError(f"{where}{explain(e)}") from None
 
 
-def documented_yaml() -> str:
-    """The default config as YAML with each knob's description as a comment."""
+def documented_yaml(config: BaseModel | None = None) -> str:
+    """A config (default: `selfplay run`'s) as YAML with each knob's description as a comment."""
 
     def lines(model: BaseModel, indent: str) -> list[str]:
         out = []
@@ -184,4 +191,4 @@ def documented_yaml() -> str:
             out.append(f"{indent}{name}: {rendered}{comment}")
         return out
 
-    return "\n".join(lines(RunConfig(), "")) + "\n"
+    return "\n".join(lines(config if config is not None else RunConfig(), "")) + "\n"

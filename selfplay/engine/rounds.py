@@ -189,6 +189,10 @@ class SelfPlay:
         )
         gen0 = self.backend.stats.seconds
         report = proposer.propose(kind, references, round_id)
+        # Items numbered per try, so a redone step adds its proposals beside the killed try's.
+        for p in report.proposals:
+            p.item += 1000 * tries
+        self.bank.add_proposals(report.proposals)
         self._commit(
             round_id,
             f"propose.{kind}",

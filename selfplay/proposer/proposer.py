@@ -27,6 +27,7 @@ from selfplay.proposer.parse import inputs_from, program_from
 from task_bank.gate import Gate
 from task_bank.schema import InvalidTask, Task, parse_task
 from task_bank.store import Rejection
+from task_bank.training import Proposal
 
 ENTRY_POINT = "f"
 SOURCE = "selfplay"
@@ -63,6 +64,8 @@ class ProposalReport:
     rejected: Counter = field(default_factory=Counter)
     tokens: int = 0
     seconds: float = 0.0
+    # Every program written, with its prompt and outcome: the proposer role's training data.
+    proposals: list[Proposal] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +123,7 @@ class Proposer:
         self.config = config or ProposerConfig()
         self.seed = seed
         self.progress = progress or (lambda phase, done, total: None)
+        self._written: list[tuple[list[dict[str, str]], str]] = []
 
     def _sampling(self, max_new_tokens: int) -> Sampling:
         c = self.config
@@ -137,8 +141,11 @@ class Proposer:
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
         rejections: list[Rejection] = []
 
+        outcome: dict[int, str] = {}
+
         def reject(index: int, reason: Reason) -> None:
             report.rejected[reason.name] += 1
+            outcome[index] = reason.name
             item = f"{SOURCE}-r{round_id}-{kind}-{index}"
             rejections.append(Rejection(SOURCE, item, reason.name, reason.detail))
 
@@ -147,6 +154,7 @@ class Proposer:
         tasks = self._run(kind, candidates, references, round_id, reject)
         if rejections:
             self.gate.bank.add_rejections(rejections)
+        task_of: dict[int, str] = {}
         if tasks:
             self.progress("admit", 0, len(tasks))
             gated = self.gate.admit(tasks)
@@ -162,6 +170,29 @@ class Proposer:
             if flagged:
                 report.rejected["contaminated"] += len(flagged)
             report.admitted_ids = [i for i in gated.admitted_ids if i not in flagged]
+            for t in tasks:
+                index = t.metadata["proposal"]
+                task_of[index] = t.id
+                outcome[index] = (
+                    "admitted"
+                    if t.id in report.admitted_ids
+                    else "contaminated"
+                    if t.id in flagged
+                    else gated.outcomes.get(t.id, "duplicate")
+                )
+        report.proposals = [
+            Proposal(
+                round_id,
+                kind,
+                index,
+                prompt,
+                text,
+                outcome.get(index, "unknown"),
+                task_of.get(index) if outcome.get(index) == "admitted" else None,
+                self.backend.model,
+            )
+            for index, (prompt, text) in enumerate(self._written)
+        ]
         report.tokens = self.backend.stats.tokens - tokens0
         report.seconds = time.perf_counter() - started
         return report
@@ -181,6 +212,8 @@ class Proposer:
         )[0]
         self.progress(f"propose {kind}", c.proposals_per_kind, c.proposals_per_kind)
         report.proposed = len(completions)
+        # The assistant turn as the model wrote it (prefill included), for proposer training.
+        self._written = [(list(prompt.messages), prompt.prefill + c.text) for c in completions]
         kept = []
         for i, completion in enumerate(completions):
             program = program_from(prompt.prefill, completion.text)

@@ -186,6 +186,9 @@ def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_p
         bank.conn.execute("DROP TABLE round_steps")
         bank.conn.execute("DROP INDEX attempts_round")
         bank.conn.execute("DROP INDEX tasks_round")
+        for table in ("models", "proposals", "loop_steps"):  # and what version 5 added
+            bank.conn.execute(f"DROP TABLE {table}")
+        bank.conn.execute("DROP INDEX attempts_solver_time")
         bank.set_meta(f"selfplay.round.{r}.rewards", '{"proposer": {"t": 1}}')
         bank.set_meta(f"selfplay.round.{r}.solve.chunk.x.rewards", '{"tokens": 1}')
         bank.set_meta("selfplay.run", '{"start": 0}')

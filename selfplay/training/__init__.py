@@ -1,0 +1,29 @@
+"""Training: fine-tune the solver and the proposer on a bank (TRL + peft).
+
+```python
+from selfplay.training import TrainConfig, train
+from task_bank import Bank
+
+with Bank("selfplay.db") as bank:
+    result = train(bank, TrainConfig(method="sft", model="smollm2-135m", max_steps=8), "out/sft")
+# out/sft is a model directory: selfplay run --model out/sft, selfplay eval humaneval --model out/sft
+```
+
+GRPO's prompts come from the curriculum (a scheduler picks each batch from the bank) and its
+rollouts are written back to the bank; SFT is expert iteration on verified solutions; DPO
+pairs passing and failing attempts (solver) or better and worse proposals (proposer).
+"""
+
+from selfplay.training.config import TrainConfig, load_train_config
+from selfplay.training.data import TrainDataError
+from selfplay.training.trainer import TrainError, TrainResult, train, trained_marker
+
+__all__ = [
+    "TrainConfig",
+    "TrainDataError",
+    "TrainError",
+    "TrainResult",
+    "load_train_config",
+    "train",
+    "trained_marker",
+]

@@ -1,0 +1,144 @@
+"""The `selfplay train` configuration: one YAML file, validated like `selfplay run`'s.
+
+Defaults fit a 2-core CPU: LoRA adapters on the model, a batch of two, short completions,
+float32 weights (CPUs without native bf16 emulate it slowly). On a GPU the same file trains
+in bf16 and, for GRPO, generates with vLLM (TRL's `use_vllm`) when vLLM is installed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from selfplay.engine.config import ConfigError, explain, read_yaml
+
+METHODS = ("grpo", "sft", "dpo")
+
+
+class LoraSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="train LoRA adapters instead of every weight")
+    r: int = Field(16, ge=1, description="adapter rank")
+    alpha: int = Field(32, ge=1, description="adapter scale numerator (scale = alpha / r)")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="dropout on the adapter input")
+    target_modules: str | list[str] = Field(
+        "all-linear", description="layers that get adapters ('all-linear' or a list of names)"
+    )
+
+
+class DataSettings(BaseModel):
+    """Which tasks of the bank training sees: the curriculum's filter on the bank."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[Literal["codegen", "deduction", "abduction", "induction"]] = Field(
+        default_factory=list, description="only these task kinds (empty: all)"
+    )
+    sources: list[str] = Field(default_factory=list, description="only these sources (empty: all)")
+    min_pass_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="only tasks solved at least this often"
+    )
+    max_pass_rate: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="only tasks solved at most this often (sft: skip mastered)",
+    )
+    references: bool = Field(True, description="sft: train on reference solutions too")
+
+
+class GrpoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scheduler: str = Field(
+        "learnability", description="curriculum scheduler picking each batch's tasks"
+    )
+    num_generations: int = Field(2, ge=2, description="completions per prompt (the group)")
+    max_completion_length: int = Field(128, ge=8, description="longest completion, tokens")
+    temperature: float = Field(1.0, gt=0.0, description="sampling temperature of rollouts")
+    beta: float = Field(0.0, ge=0.0, description="KL coefficient (0: no reference model)")
+    reward: Literal["binary", "fraction"] = Field(
+        "binary", description="binary, or the share of tests passed"
+    )
+    use_vllm: Literal["auto", "yes", "no"] = Field(
+        "auto", description="generate with vLLM ('auto': on a CUDA GPU when vllm is installed)"
+    )
+
+
+class DpoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    beta: float = Field(0.1, gt=0.0, description="DPO temperature")
+    max_pairs_per_task: int = Field(4, ge=1, description="pairs per task (or proposer prompt)")
+
+
+class TrainConfig(BaseModel):
+    """Everything `selfplay train` does; the YAML file mirrors these fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Literal["grpo", "sft", "dpo"] = Field("sft", description="grpo, sft or dpo")
+    role: Literal["solver", "proposer"] = Field(
+        "solver", description="train the solver (tasks) or the proposer (its proposals; dpo)"
+    )
+    model: str = Field("bundled", description="the model to start from (any --model spec)")
+    max_steps: int = Field(16, ge=1, description="optimizer steps")
+    learning_rate: float = Field(1e-4, gt=0.0, description="peak learning rate")
+    batch_size: int = Field(2, ge=1, description="sequences per device and step")
+    gradient_accumulation_steps: int = Field(1, ge=1, description="batches per optimizer step")
+    max_length: int = Field(1024, ge=32, description="sft/dpo: longest prompt + answer, tokens")
+    save_steps: int = Field(4, ge=1, description="checkpoint every N steps (what --resume uses)")
+    seed: int = Field(0, description="seed of data order, sampling and adapters")
+    dtype: Literal["auto", "float32", "bfloat16"] = Field(
+        "auto", description="training dtype ('auto': bf16 on a GPU that has it, else float32)"
+    )
+    lora: LoraSettings = Field(default_factory=LoraSettings)
+    data: DataSettings = Field(default_factory=DataSettings)
+    grpo: GrpoSettings = Field(default_factory=GrpoSettings)
+    dpo: DpoSettings = Field(default_factory=DpoSettings)
+    proposer_reward: Literal["learnability", "solver_gain"] = Field(
+        "learnability",
+        description="proposer dpo: what makes a proposal better (the solver's pass rate on it, "
+        "or the solver's gain on the probe set after training on its round's tasks)",
+    )
+    verifier_workers: int = Field(2, ge=1, description="sandboxed workers grading rollouts")
+
+    @field_validator("grpo")
+    @classmethod
+    def _known_scheduler(cls, grpo: GrpoSettings) -> GrpoSettings:
+        from curricula import scheduler_names
+
+        if grpo.scheduler not in scheduler_names():
+            raise ValueError(
+                f"unknown scheduler {grpo.scheduler!r}; allowed: {', '.join(scheduler_names())}"
+            )
+        return grpo
+
+    def check(self) -> TrainConfig:
+        """Combinations no single field can refuse."""
+        if self.role == "proposer" and self.method != "dpo":
+            raise ConfigError(
+                "the proposer role trains with method dpo (pairs of its own proposals); "
+                f"{self.method} needs solver tasks"
+            )
+        if (self.batch_size * self.gradient_accumulation_steps) % self.grpo.num_generations:
+            if self.method == "grpo":
+                raise ConfigError(
+                    "grpo needs batch_size x gradient_accumulation_steps to be a multiple of "
+                    f"grpo.num_generations ({self.grpo.num_generations})"
+                )
+        return self
+
+
+def load_train_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
+    """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
+    data = read_yaml(path, overrides)
+    try:
+        config = TrainConfig.model_validate(data)
+    except ValidationError as e:
+        where = f"{path}: " if path is not None else ""
+        raise ConfigError(f"{where}{explain(e, TrainConfig)}") from None
+    return config.check()

@@ -1,0 +1,135 @@
+"""One TRL trainer per method, built on the bank's data: `build(...) -> Job`."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Any
+
+from selfplay.training import data
+from selfplay.training.config import TrainConfig
+
+
+@dataclass(slots=True)
+class Job:
+    trainer: Any
+    rows: int
+    rollouts: Any = None  # the RolloutReward of a GRPO run
+    data: dict[str, Any] = field(default_factory=dict)
+    resources: list[Any] = field(default_factory=list)
+
+    def close(self) -> None:
+        for resource in self.resources:
+            resource.close()
+
+
+def _dataset(rows: list[dict[str, Any]]) -> Any:
+    from datasets import Dataset
+
+    return Dataset.from_list(rows)
+
+
+def _use_vllm(config: TrainConfig, cuda: bool) -> bool:
+    choice = config.grpo.use_vllm
+    if choice == "auto":
+        return cuda and importlib.util.find_spec("vllm") is not None
+    return choice == "yes"
+
+
+def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
+    from trl import GRPOConfig, GRPOTrainer
+
+    from curricula import make_scheduler
+    from selfplay.training.rollouts import CurriculumSampler, RolloutReward
+    from selfplay.verifier import Verifier
+
+    items = data.solver_items(bank, config, exclude)
+    rows = data.grpo_rows(bank, items)
+    task_ids = [row["task_id"] for row in rows]
+    scheduler = make_scheduler(config.grpo.scheduler, seed=config.seed)
+    graph = None
+    if config.grpo.scheduler != "uniform":
+        from curricula.inspect import bank_graph
+
+        graph = bank_graph(bank)[1].graph
+    verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
+    rounds = [r["id"] for r in bank.rounds()]
+    reward = RolloutReward(bank, model_id, verifier, step=max(rounds, default=0))
+    g = config.grpo
+    args = GRPOConfig(
+        **common,
+        num_generations=g.num_generations,
+        max_completion_length=g.max_completion_length,
+        temperature=g.temperature,
+        beta=g.beta,
+        use_vllm=_use_vllm(config, cuda),
+        vllm_mode="colocate",
+        # A resumed run draws new batches from the scheduler instead of replaying the
+        # sampler up to the checkpoint (which would ask the scheduler for every batch again).
+        ignore_data_skip=True,
+        log_completions=False,
+    )
+
+    class CurriculumGRPOTrainer(GRPOTrainer):
+        def _get_train_sampler(self, dataset=None):
+            a = self.args
+            self.curriculum = CurriculumSampler(
+                bank,
+                task_ids,
+                scheduler,
+                prompts_per_batch=a.generation_batch_size // self.num_generations,
+                num_generations=self.num_generations,
+                repeat_count=self.num_iterations * a.steps_per_generation,
+                batches=a.max_steps,
+                graph=graph,
+            )
+            return self.curriculum
+
+    trainer = CurriculumGRPOTrainer(
+        model=base,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=_dataset(rows),
+        peft_config=peft,
+    )
+    return Job(
+        trainer,
+        len(rows),
+        rollouts=reward,
+        data={"tasks": len(rows), "scheduler": g.scheduler},
+        resources=[verifier],
+    )
+
+
+def _sft(bank, config, base, model_id, common, peft, exclude) -> Job:
+    from trl import SFTConfig, SFTTrainer
+
+    items = data.solver_items(bank, config, exclude)
+    rows = data.sft_rows(bank, items, references=config.data.references)
+    args = SFTConfig(**common, max_length=config.max_length)
+    trainer = SFTTrainer(model=base, args=args, train_dataset=_dataset(rows), peft_config=peft)
+    origins = {o: sum(r["origin"] == o for r in rows) for o in ("reference", "attempt")}
+    return Job(trainer, len(rows), data={"tasks": len(items), **origins})
+
+
+def _dpo(bank, config, base, model_id, common, peft, exclude, gains) -> Job:
+    from trl import DPOConfig, DPOTrainer
+
+    if config.role == "proposer":
+        rows = data.proposer_rows(
+            bank, config.dpo.max_pairs_per_task, config.proposer_reward, gains
+        )
+    else:
+        items = data.solver_items(bank, config, exclude)
+        rows = data.dpo_rows(bank, items, config.dpo.max_pairs_per_task)
+    args = DPOConfig(**common, max_length=config.max_length, beta=config.dpo.beta)
+    trainer = DPOTrainer(model=base, args=args, train_dataset=_dataset(rows), peft_config=peft)
+    return Job(trainer, len(rows), data={"pairs": len(rows), "role": config.role})
+
+
+def build(bank, config, base, model_id, common, peft, exclude, gains, cuda) -> Job:
+    if config.method == "grpo":
+        return _grpo(bank, config, base, model_id, common, peft, exclude, cuda)
+    if config.method == "sft":
+        return _sft(bank, config, base, model_id, common, peft, exclude)
+    return _dpo(bank, config, base, model_id, common, peft, exclude, gains)

@@ -1,0 +1,245 @@
+"""`train`: fine-tune a model on a bank with TRL (GRPO, SFT or DPO) and peft's LoRA.
+
+The output directory is a Hugging Face model directory that every `--model` accepts:
+- the merged weights (LoRA folded in; float32 unless trained in bf16, so that small updates
+  are not rounded away) and the tokenizer at the top;
+- `adapter/`: the LoRA adapter alone, for peft users;
+- `selfplay-trained.json`: the model's id in the bank, what it was trained from and on;
+  written last, so its presence means the directory is complete;
+- `checkpoints/`: TRL checkpoints while training runs (`--resume` continues from the last
+  one); removed once the model is saved.
+
+The model is recorded in the bank's `models` table when training starts and finished with
+its step count, so attempts (GRPO rollouts name the model as their solver), statistics and
+dataset cards say which model produced what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from selfplay.training.config import TrainConfig
+
+MARKER = "selfplay-trained.json"
+
+
+class TrainError(RuntimeError):
+    """Training that cannot start or finish; the message is one sentence."""
+
+
+@dataclass(slots=True)
+class TrainResult:
+    model_id: str
+    path: str
+    method: str
+    role: str
+    steps: int
+    rows: int
+    resumed_from: int | None = None
+    rollouts: int = 0
+    dropped_rollouts: int = 0
+    seconds: float = 0.0
+    parent: str | None = None
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def mean_reward(self) -> float | None:
+        values = [e["reward"] for e in self.log if "reward" in e]
+        return sum(values) / len(values) if values else None
+
+
+def model_id_for(out: Path, method: str) -> str:
+    """A stable id per output directory, so a resumed run keeps its id and its rollouts."""
+    digest = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
+    return f"{out.name}-{method}-{digest}"
+
+
+def trained_marker(path: str | Path) -> dict[str, Any] | None:
+    """The record of a model directory written by `train`, or None."""
+    marker = Path(path) / MARKER
+    try:
+        return json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _check_out(out: Path, resume: bool) -> Path | None:
+    """The checkpoint to resume from (None: start afresh); refuses a directory in use."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    checkpoints = out / "checkpoints"
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    if last is not None and not resume:
+        raise TrainError(
+            f"{out} holds an unfinished training run; pass --resume to continue it or "
+            "choose another --out"
+        )
+    if last is None and out.exists() and any(p.name != "checkpoints" for p in out.iterdir()):
+        raise TrainError(f"{out} exists and is not empty; choose another --out")
+    return Path(last) if last else None
+
+
+def _precision(config: TrainConfig) -> tuple[bool, bool, Any]:
+    """(on a GPU, train in bf16, the dtype to load the weights in)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if config.dtype == "auto":
+        bf16 = cuda and torch.cuda.is_bf16_supported()
+    else:
+        bf16 = config.dtype == "bfloat16"
+    return cuda, bf16, torch.bfloat16 if bf16 else torch.float32
+
+
+def _peft(config: TrainConfig) -> Any:
+    if not config.lora.enabled:
+        return None
+    from peft import LoraConfig
+
+    lora = config.lora
+    return LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+
+
+def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
+    from transformers import TrainerCallback
+
+    class Report(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            progress("train", state.global_step, state.max_steps)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and "train_runtime" not in logs:
+                log.append({"step": state.global_step, **logs})
+
+    return Report()
+
+
+def train(
+    bank: Any,
+    config: TrainConfig,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    exclude: set[str] = frozenset(),
+    proposer_gains: dict[int, float] | None = None,
+    progress: Any = None,
+) -> TrainResult:
+    """Train `config.model` on `bank` (an open `Bank`) into `out`; see the module docstring.
+
+    `exclude` holds task ids that training must not see (a held-out evaluation split). With
+    `resume`, an unfinished run in `out` continues from its last checkpoint and a finished
+    one is returned as it is.
+    """
+    from selfplay.backends.models import local_model_dir, resolve_model
+    from selfplay.training import methods
+    from task_bank.training import ModelRecord
+
+    progress = progress or (lambda phase, done, total: None)
+    out = Path(out)
+    done = trained_marker(out)
+    if done is not None:
+        if not resume:
+            raise TrainError(
+                f"{out} already holds a trained model ({done['id']}); choose another --out"
+            )
+        return TrainResult(**done["result"])
+    checkpoint = _check_out(out, resume)
+    started = time.perf_counter()
+    model_id = model_id_for(out, config.method)
+    base = local_model_dir(resolve_model(config.model))
+    parent = (trained_marker(base) or {}).get("id")
+    if bank.model(model_id) is None or checkpoint is None:
+        bank.add_model(
+            ModelRecord(
+                id=model_id,
+                base=config.model,
+                method=config.method,
+                role=config.role,
+                path=str(out.resolve()),
+                parent=parent,
+                config=config.model_dump(),
+            )
+        )
+    cuda, bf16, dtype = _precision(config)
+    log: list[dict[str, Any]] = []
+    common = {
+        "output_dir": str(out / "checkpoints"),
+        "max_steps": config.max_steps,
+        "per_device_train_batch_size": config.batch_size,
+        "gradient_accumulation_steps": config.gradient_accumulation_steps,
+        "learning_rate": config.learning_rate,
+        "logging_steps": 1,
+        "save_strategy": "steps",
+        "save_steps": config.save_steps,
+        "save_total_limit": 2,
+        "report_to": [],
+        "seed": config.seed,
+        "use_cpu": not cuda,
+        "bf16": bf16,
+        "fp16": False,
+        "disable_tqdm": True,
+        "dataloader_num_workers": 0,
+        "model_init_kwargs": {"dtype": dtype},
+    }
+    job = methods.build(
+        bank, config, base, model_id, common, _peft(config), exclude, proposer_gains, cuda
+    )
+    job.trainer.add_callback(_callback(progress, log))
+    dropped = 0
+    if checkpoint is not None and job.rollouts is not None:
+        # The steps after the checkpoint run again; their first rollouts must not count twice.
+        dropped = bank.drop_attempts_since(
+            model_id, os.path.getmtime(checkpoint / "trainer_state.json")
+        )
+    try:
+        job.trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    finally:
+        job.close()
+    steps = job.trainer.state.global_step
+    result = TrainResult(
+        model_id=model_id,
+        path=str(out.resolve()),
+        method=config.method,
+        role=config.role,
+        steps=steps,
+        rows=job.rows,
+        resumed_from=int(checkpoint.name.rsplit("-", 1)[1]) if checkpoint else None,
+        rollouts=bank.attempt_summary(model_id)[0] if job.rollouts is not None else 0,
+        dropped_rollouts=dropped,
+        seconds=round(time.perf_counter() - started, 2),
+        parent=parent,
+        log=log,
+    )
+    _save(job.trainer, out, {"id": model_id, "base": config.model, "result": result.to_dict()})
+    bank.finish_model(model_id, steps, {"rows": job.rows, **job.data})
+    return result
+
+
+def _save(trainer: Any, out: Path, record: dict[str, Any]) -> None:
+    """The merged model and tokenizer, the adapter beside them, the marker last."""
+    model = trainer.model
+    if hasattr(model, "merge_and_unload"):  # a peft model: keep the adapter, fold it in
+        model.save_pretrained(out / "adapter")
+        model = model.merge_and_unload()
+    model.save_pretrained(out)
+    trainer.processing_class.save_pretrained(out)
+    shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    tmp = out / f".{MARKER}.tmp"
+    tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
+    tmp.replace(out / MARKER)
