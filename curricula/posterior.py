@@ -79,6 +79,35 @@ def staleness(stats: pd.DataFrame) -> np.ndarray:
     return np.maximum(np.float32(current_step(stats)) - last, np.float32(0.0))
 
 
+def discount(stale: np.ndarray, half_life: float) -> np.ndarray:
+    """Weight of a record last extended `stale` steps ago: 1 for last step's attempts, halved
+    every `half_life` steps before that. Counters hold no per-attempt times, so a task's whole
+    record is discounted by the age of its latest attempt."""
+    return np.exp2(-np.maximum(stale - np.float32(1.0), np.float32(0.0)) / np.float32(half_life))
+
+
+# With a half-life every task's discount changes every step, which would cost the graph's
+# incremental neighbour sums (curricula.sparse) a full pass per call. But the discount of a
+# record last extended at step l is 2^(-(now - 1 - l) / h) = 2^(-(now - 1 - ref) / h) *
+# 2^((l - ref) / h): the second factor changes only when the task is attempted again, so the
+# sums run on it and are rescaled by the first. `ref` moves every REBASE_HALF_LIVES half-lives
+# (one full pass then), which keeps 2^((l - ref) / h) within float64 range.
+REBASE_HALF_LIVES = 32
+
+
+def _discounted_sums(
+    stats: pd.DataFrame, edges: EdgeArrays, successes: np.ndarray, failures: np.ndarray, h: float
+) -> np.ndarray:
+    """Neighbour sums of discounted (successes, failures), from the raw counts."""
+    now = current_step(stats)
+    last = np.minimum(stats["last_step"].to_numpy(dtype=np.float64), now - 1)
+    span = REBASE_HALF_LIVES * h
+    ref = np.floor((now - 1) / span) * span
+    scale = np.exp2((last - ref) / h)
+    values = np.stack([successes * scale, failures * scale], axis=1)
+    return edges.neighbour_sums(values) * np.exp2(-(now - 1 - ref) / h)
+
+
 def estimate(
     stats: pd.DataFrame,
     edges: EdgeArrays | None = None,
@@ -95,15 +124,20 @@ def estimate(
     if (successes < 0).any() or (successes > attempts).any():
         raise ValueError("stats must have 0 <= successes <= attempts in every row.")
     stale = staleness(stats)
-    if half_life is not None and half_life > 0:
-        discount = np.exp2(-np.maximum(stale - 1.0, 0.0) / np.float32(half_life))
-        successes = successes * discount
-        attempts = attempts * discount
+    decays = half_life is not None and half_life > 0
+    raw_successes, raw_failures = successes, attempts - successes
+    if decays:
+        weight = discount(stale, half_life)
+        successes = successes * weight
+        attempts = attempts * weight
     failures = attempts - successes
     alpha = successes + np.float32(prior[0])
     beta = failures + np.float32(prior[1])
     if edges is not None and edges.src.size and borrow_cap > 0:
-        sums = edges.neighbour_sums(np.stack([successes, failures], axis=1))
+        if decays:
+            sums = _discounted_sums(stats, edges, raw_successes, raw_failures, half_life)
+        else:
+            sums = edges.neighbour_sums(np.stack([successes, failures], axis=1))
         bs, bf = sums[:, 0], sums[:, 1]
         total = bs + bf
         room = np.maximum(np.float32(borrow_cap) - attempts, 0.0)  # own evidence comes first
