@@ -41,6 +41,7 @@ class EdgeArrays:
     n: int
     _neighbours: SparseSum | None = field(default=None, repr=False)
     _prerequisites: SparseSum | None = field(default=None, repr=False)
+    _prerequisite_weight: np.ndarray | None = field(default=None, repr=False)
 
     def neighbour_sums(self, values: np.ndarray) -> np.ndarray:
         """Edge-weighted sums of `values` over each task's neighbours, edges taken both ways."""
@@ -51,13 +52,26 @@ class EdgeArrays:
             self._neighbours = SparseSum(both_src, both_dst, weight, self.n)
         return self._neighbours(values)
 
-    def unmet_prerequisites(self, mastered: np.ndarray) -> np.ndarray:
-        """For every task, how many of its prerequisite predecessors are not mastered."""
+    def prerequisite_mean(self, values: np.ndarray) -> np.ndarray:
+        """Edge-weighted mean of `values` over each task's prerequisite predecessors (0 for
+        tasks without any; see `has_prerequisites`)."""
         if self._prerequisites is None:
             keep = self.prerequisite
-            ones = np.ones(int(keep.sum()))
-            self._prerequisites = SparseSum(self.src[keep], self.dst[keep], ones, self.n)
-        return np.rint(self._prerequisites((~mastered).astype(np.float64))).astype(np.int64)
+            w = self.weight[keep]
+            self._prerequisites = SparseSum(self.src[keep], self.dst[keep], w, self.n)
+            self._prerequisite_weight = np.bincount(self.dst[keep], weights=w, minlength=self.n)
+        sums = self._prerequisites(values)
+        total = self._prerequisite_weight
+        return np.divide(sums, total, out=np.zeros(self.n), where=total > 0)
+
+    @property
+    def has_prerequisites(self) -> np.ndarray:
+        if self._prerequisite_weight is None:
+            keep = self.prerequisite
+            self._prerequisite_weight = np.bincount(
+                self.dst[keep], weights=self.weight[keep], minlength=self.n
+            )
+        return self._prerequisite_weight > 0
 
 
 def is_prerequisite(data: dict) -> bool:

@@ -110,17 +110,23 @@ def test_frontier_is_unmastered_tasks_with_mastered_prerequisites(graph):
 
 
 def test_schedulers_take_the_graph_as_is(graph):
+    # The root fails, so its untried descendants wait on the frontier; loner2, linked by
+    # similarity only, waits for nothing. Without the graph the untried tasks compete.
     stats = stats_for(
         {
-            "root": (16, 16),
+            "root": (16, 0),
             "child": (0, 0),
             "grandchild": (0, 0),
             "loner": (16, 16),
-            "loner2": (16, 16),
+            "loner2": (0, 0),
         }
     )
-    ids = make_scheduler("frontier", explore=0.0).select(stats, 1, graph=graph.graph)
-    assert ids == ["child"]
+    waiting = {"child", "grandchild"}
+    for seed in range(5):
+        ids = make_scheduler("frontier", seed=seed, explore=0.0).select(stats, 1, graph=graph.graph)
+        assert not set(ids) & waiting
+    blind = {i for s in range(5) for i in make_scheduler("frontier", seed=s).select(stats, 2)}
+    assert blind & waiting
 
 
 def test_skill_clusters_use_skills_then_similarity_communities(graph):

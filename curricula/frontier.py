@@ -1,0 +1,138 @@
+"""The frontier: learnability, with tasks not yet tried ranked by how ready their prerequisites are.
+
+Real difficulty graphs (lineage, similarity, observed order) are dense and noisy: a task may
+list twenty prerequisites where two would do, some of them impossible, some wrong, some
+missing. A rule that waits until every prerequisite is mastered, on each one's own record,
+keeps such a task off the frontier for good. So the frontier reads the graph softly:
+
+1. A prerequisite's *credit* is how far its estimated solve rate (the posterior with the
+   graph's evidence, so a prerequisite never tried but whose neighbours are solved counts)
+   sits between the prior mean (no evidence: no credit) and `mastery` (full credit).
+2. A task's *readiness* is the edge-weighted mean credit of its prerequisites, divided by
+   `enough` and capped at 1: ready once half (by default) of its prerequisites' weight is
+   mastered, whatever their number. Tasks without prerequisites are ready.
+3. The score is the Thompson learnability draw (as `learnability`) times a weight that moves
+   from readiness to 1 as the task's own record grows: `w = s + (1 - s) * readiness`, with
+   `s = min(own attempts / borrow_cap, 1)` (attempts discounted by `half_life` if set).
+   A task's own outcomes always outrank what the graph suggests about it.
+4. A share `explore` of the batch is chosen by learnability alone, so a task the graph
+   wrongly holds back is still tried in time.
+
+Why this holds on any graph: readiness is a weighted *mean*, so fan-in does not matter and
+each wrong, impossible or missing prerequisite moves it by its share of the weight only; it
+reaches 1 before all prerequisites are mastered, so a minority of bad edges cannot block a
+task; and the graph only reorders tasks without a record of their own. With no graph, or a
+graph without prerequisite edges, the frontier is `learnability`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from curricula.base import check_stats, ids_at, register_scheduler, top_k
+from curricula.edges import EdgeArrays
+from curricula.posterior import Estimates, discount, estimate, staleness
+from curricula.schedulers import _PosteriorScheduler
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+def readiness(
+    est: Estimates,
+    edges: EdgeArrays | None,
+    *,
+    mastery: float = 0.8,
+    enough: float = 0.5,
+    prior: tuple[float, float] = (1.0, 1.0),
+) -> np.ndarray:
+    """Per task, in [0, 1]: the share of its prerequisites' weight that is mastered, over
+    `enough` (see the module docstring); 1 for tasks without prerequisites."""
+    n = est.alpha.shape[0]
+    if edges is None or not edges.prerequisite.any():
+        return np.ones(n, dtype=np.float32)
+    floor = np.float32(prior[0] / (prior[0] + prior[1]))
+    credit = est.mean
+    credit -= floor
+    credit *= np.float32(1.0 / max(mastery - floor, 1e-6))
+    np.clip(credit, np.float32(0.0), np.float32(1.0), out=credit)
+    mean = edges.prerequisite_mean(credit)
+    ready = np.minimum(mean * (1.0 / enough), 1.0).astype(np.float32)
+    ready[~edges.has_prerequisites] = 1.0
+    return ready
+
+
+def graph_weight(
+    stats: pd.DataFrame,
+    ready: np.ndarray,
+    *,
+    borrow_cap: float = 4.0,
+    half_life: float | None = None,
+) -> np.ndarray:
+    """The factor on each task's learnability draw: `s + (1 - s) * ready`, where the share
+    `s = min(own attempts / borrow_cap, 1)` is how far the task's own record speaks for it
+    (attempts discounted by `half_life`, so an old record hands the say back to the graph)."""
+    own = stats["attempts"].to_numpy(dtype=np.float32)
+    if half_life is not None and half_life > 0:
+        own = own * discount(staleness(stats), half_life)
+    share = np.minimum(own * np.float32(1.0 / max(borrow_cap, 1.0)), np.float32(1.0))
+    weight = ready * (np.float32(1.0) - share)
+    weight += share
+    return weight
+
+
+def frontier_mask(
+    stats: pd.DataFrame,
+    edges: EdgeArrays | None,
+    *,
+    mastery: float = 0.8,
+    enough: float = 0.5,
+    half_life: float | None = None,
+) -> np.ndarray:
+    """True for tasks not mastered on their own record (posterior mean below `mastery`) that
+    are fully ready: what `selfplay curriculum show` lists as the frontier."""
+    own = estimate(stats, None, half_life=half_life)
+    est = estimate(stats, edges, half_life=half_life)
+    ready = readiness(est, edges, mastery=mastery, enough=enough)
+    return (own.mean < mastery) & (ready >= 1.0)
+
+
+@register_scheduler("frontier")
+class Frontier(_PosteriorScheduler):
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        mastery: float = 0.8,
+        enough: float = 0.5,
+        explore: float = 0.25,
+        **options,
+    ) -> None:
+        super().__init__(seed, **options)
+        if not 0.0 < enough <= 1.0:
+            raise ValueError(f"enough must be in (0, 1], got {enough}.")
+        self.mastery = mastery
+        self.enough = enough
+        self.explore = explore
+
+    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
+        k = check_stats(stats, k)
+        edges = self._edges.get(graph, stats.index)
+        est = self.estimates(stats, graph, edges)
+        score = self.sampled_learnability(est)
+        if edges is None or not edges.prerequisite.any() or k == 0:
+            return ids_at(stats, top_k(score, k))
+        n_explore = int(round(self.explore * k))
+        # The explorers by learnability alone, before the graph reweighs the scores.
+        explorers = top_k(score, n_explore) if n_explore else np.zeros(0, dtype=np.int64)
+        ready = readiness(est, edges, mastery=self.mastery, enough=self.enough, prior=self.prior)
+        # A draw clipped to p = 0 or 1 scores 0; the epsilon keeps such a task above the ones
+        # the graph holds back entirely (weight 0).
+        score += np.float32(1e-6)
+        score *= graph_weight(stats, ready, borrow_cap=self.borrow_cap, half_life=self.half_life)
+        score[explorers] = -np.inf
+        ranked = top_k(score, k - n_explore)
+        return ids_at(stats, np.concatenate([ranked, explorers]))
