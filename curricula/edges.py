@@ -41,7 +41,8 @@ class EdgeArrays:
     n: int
     _neighbours: SparseSum | None = field(default=None, repr=False)
     _prerequisites: SparseSum | None = field(default=None, repr=False)
-    _prerequisite_weight: np.ndarray | None = field(default=None, repr=False)
+    _prerequisite_weight: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _any_prerequisite: bool | None = field(default=None, repr=False)
 
     def neighbour_sums(self, values: np.ndarray) -> np.ndarray:
         """Edge-weighted sums of `values` over each task's neighbours, edges taken both ways."""
@@ -53,25 +54,35 @@ class EdgeArrays:
         return self._neighbours(values)
 
     def prerequisite_mean(self, values: np.ndarray) -> np.ndarray:
-        """Edge-weighted mean of `values` over each task's prerequisite predecessors (0 for
-        tasks without any; see `has_prerequisites`)."""
+        """Edge-weighted mean of `values` over each task's prerequisite predecessors, as
+        float32 (0 for tasks without any; see `without_prerequisites`)."""
         if self._prerequisites is None:
             keep = self.prerequisite
             w = self.weight[keep]
             self._prerequisites = SparseSum(self.src[keep], self.dst[keep], w, self.n)
-            self._prerequisite_weight = np.bincount(self.dst[keep], weights=w, minlength=self.n)
-        sums = self._prerequisites(values)
-        total = self._prerequisite_weight
-        return np.divide(sums, total, out=np.zeros(self.n), where=total > 0)
+        mean = self._prerequisites(values).astype(np.float32)
+        mean *= self._prerequisite_weights()[0]
+        return mean
 
     @property
-    def has_prerequisites(self) -> np.ndarray:
+    def without_prerequisites(self) -> np.ndarray:
+        """1.0 for tasks without prerequisite edges into them, else 0.0 (float32)."""
+        return self._prerequisite_weights()[1]
+
+    def _prerequisite_weights(self) -> tuple[np.ndarray, np.ndarray]:
         if self._prerequisite_weight is None:
             keep = self.prerequisite
-            self._prerequisite_weight = np.bincount(
-                self.dst[keep], weights=self.weight[keep], minlength=self.n
-            )
-        return self._prerequisite_weight > 0
+            total = np.bincount(self.dst[keep], weights=self.weight[keep], minlength=self.n)
+            has = total > 0
+            inverse = np.divide(1.0, total, out=np.zeros(self.n), where=has).astype(np.float32)
+            self._prerequisite_weight = (inverse, (~has).astype(np.float32))
+        return self._prerequisite_weight
+
+    @property
+    def has_prerequisite_edges(self) -> bool:
+        if self._any_prerequisite is None:
+            self._any_prerequisite = bool(self.prerequisite.any())
+        return self._any_prerequisite
 
 
 def is_prerequisite(data: dict) -> bool:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from curricula.base import check_stats, ids_at, register_scheduler, top_k
 from curricula.edges import EdgeArrays
-from curricula.posterior import Estimates, discount, estimate, staleness
+from curricula.posterior import Estimates, estimate
 from curricula.schedulers import _PosteriorScheduler
 
 if TYPE_CHECKING:
@@ -52,34 +52,29 @@ def readiness(
     """Per task, in [0, 1]: the share of its prerequisites' weight that is mastered, over
     `enough` (see the module docstring); 1 for tasks without prerequisites."""
     n = est.alpha.shape[0]
-    if edges is None or not edges.prerequisite.any():
+    if edges is None or not edges.has_prerequisite_edges:
         return np.ones(n, dtype=np.float32)
     floor = np.float32(prior[0] / (prior[0] + prior[1]))
-    credit = est.mean
+    credit = est.mean  # a fresh array: worked on in place, as this runs over the whole bank
     credit -= floor
     credit *= np.float32(1.0 / max(mastery - floor, 1e-6))
     np.clip(credit, np.float32(0.0), np.float32(1.0), out=credit)
-    mean = edges.prerequisite_mean(credit)
-    ready = np.minimum(mean * (1.0 / enough), 1.0).astype(np.float32)
-    ready[~edges.has_prerequisites] = 1.0
+    ready = edges.prerequisite_mean(credit)
+    ready *= np.float32(1.0 / enough)
+    np.minimum(ready, np.float32(1.0), out=ready)
+    np.maximum(ready, edges.without_prerequisites, out=ready)
     return ready
 
 
-def graph_weight(
-    stats: pd.DataFrame,
-    ready: np.ndarray,
-    *,
-    borrow_cap: float = 4.0,
-    half_life: float | None = None,
-) -> np.ndarray:
+def graph_weight(est: Estimates, ready: np.ndarray, *, borrow_cap: float = 4.0) -> np.ndarray:
     """The factor on each task's learnability draw: `s + (1 - s) * ready`, where the share
     `s = min(own attempts / borrow_cap, 1)` is how far the task's own record speaks for it
-    (attempts discounted by `half_life`, so an old record hands the say back to the graph)."""
-    own = stats["attempts"].to_numpy(dtype=np.float32)
-    if half_life is not None and half_life > 0:
-        own = own * discount(staleness(stats), half_life)
-    share = np.minimum(own * np.float32(1.0 / max(borrow_cap, 1.0)), np.float32(1.0))
-    weight = ready * (np.float32(1.0) - share)
+    (`est.attempts` are discounted with a half-life, so an old record hands the say back to
+    the graph)."""
+    share = est.attempts * np.float32(1.0 / max(borrow_cap, 1.0))
+    np.minimum(share, np.float32(1.0), out=share)
+    weight = np.float32(1.0) - share
+    weight *= ready
     weight += share
     return weight
 
@@ -123,7 +118,7 @@ class Frontier(_PosteriorScheduler):
         edges = self._edges.get(graph, stats.index)
         est = self.estimates(stats, graph, edges)
         score = self.sampled_learnability(est)
-        if edges is None or not edges.prerequisite.any() or k == 0:
+        if edges is None or not edges.has_prerequisite_edges or k == 0:
             return ids_at(stats, top_k(score, k))
         n_explore = int(round(self.explore * k))
         # The explorers by learnability alone, before the graph reweighs the scores.
@@ -132,7 +127,7 @@ class Frontier(_PosteriorScheduler):
         # A draw clipped to p = 0 or 1 scores 0; the epsilon keeps such a task above the ones
         # the graph holds back entirely (weight 0).
         score += np.float32(1e-6)
-        score *= graph_weight(stats, ready, borrow_cap=self.borrow_cap, half_life=self.half_life)
+        score *= graph_weight(est, ready, borrow_cap=self.borrow_cap)
         score[explorers] = -np.inf
         ranked = top_k(score, k - n_explore)
         return ids_at(stats, np.concatenate([ranked, explorers]))

@@ -33,6 +33,7 @@ class Estimates:
     alpha: np.ndarray
     beta: np.ndarray
     staleness: np.ndarray
+    attempts: np.ndarray  # the task's own attempts (discounted with a half-life)
 
     @property
     def mean(self) -> np.ndarray:
@@ -88,24 +89,24 @@ def discount(stale: np.ndarray, half_life: float) -> np.ndarray:
 
 # With a half-life every task's discount changes every step, which would cost the graph's
 # incremental neighbour sums (curricula.sparse) a full pass per call. But the discount of a
-# record last extended at step l is 2^(-(now - 1 - l) / h) = 2^(-(now - 1 - ref) / h) *
-# 2^((l - ref) / h): the second factor changes only when the task is attempted again, so the
-# sums run on it and are rescaled by the first. `ref` moves every REBASE_HALF_LIVES half-lives
-# (one full pass then), which keeps 2^((l - ref) / h) within float64 range.
+# record last extended at step l is 2^(-(now - 1 - l) / h) = 2^((l - ref) / h) *
+# 2^(-(now - 1 - ref) / h): the first factor changes only when the task is attempted again,
+# so the sums run on records scaled by it and are rescaled by the second. `ref` moves every
+# REBASE_HALF_LIVES half-lives (one full pass then), which keeps the first factor within
+# float32 range (old records underflow to 0, as their discount does).
 REBASE_HALF_LIVES = 32
 
 
-def _discounted_sums(
-    stats: pd.DataFrame, edges: EdgeArrays, successes: np.ndarray, failures: np.ndarray, h: float
-) -> np.ndarray:
-    """Neighbour sums of discounted (successes, failures), from the raw counts."""
+def _decay(stats: pd.DataFrame, half_life: float) -> tuple[np.ndarray, np.float32]:
+    """(2^((l - ref) / h) per task, 2^(-(now - 1 - ref) / h)): their product is `discount`."""
     now = current_step(stats)
-    last = np.minimum(stats["last_step"].to_numpy(dtype=np.float64), now - 1)
-    span = REBASE_HALF_LIVES * h
-    ref = np.floor((now - 1) / span) * span
-    scale = np.exp2((last - ref) / h)
-    values = np.stack([successes * scale, failures * scale], axis=1)
-    return edges.neighbour_sums(values) * np.exp2(-(now - 1 - ref) / h)
+    h = np.float32(half_life)
+    last = np.minimum(stats["last_step"].to_numpy(dtype=np.float32), np.float32(now - 1))
+    span = REBASE_HALF_LIVES * half_life
+    ref = np.float32(np.floor((now - 1) / span) * span)
+    last -= ref
+    last /= h
+    return np.exp2(last), np.exp2(np.float32(ref - (now - 1)) / h)
 
 
 def estimate(
@@ -124,25 +125,49 @@ def estimate(
     if (successes < 0).any() or (successes > attempts).any():
         raise ValueError("stats must have 0 <= successes <= attempts in every row.")
     stale = staleness(stats)
-    decays = half_life is not None and half_life > 0
-    raw_successes, raw_failures = successes, attempts - successes
-    if decays:
-        weight = discount(stale, half_life)
-        successes = successes * weight
-        attempts = attempts * weight
     failures = attempts - successes
+    decays = half_life is not None and half_life > 0
+    if decays:
+        scale, factor = _decay(stats, half_life)
+        scaled = np.stack([successes * scale, failures * scale], axis=1)
+        weight = scale * factor  # = discount(stale, half_life)
+        successes, failures, attempts = successes * weight, failures * weight, attempts * weight
     alpha = successes + np.float32(prior[0])
     beta = failures + np.float32(prior[1])
     if edges is not None and edges.src.size and borrow_cap > 0:
         if decays:
-            sums = _discounted_sums(stats, edges, raw_successes, raw_failures, half_life)
+            sums, rescale = edges.neighbour_sums(scaled), factor
         else:
-            sums = edges.neighbour_sums(np.stack([successes, failures], axis=1))
-        bs, bf = sums[:, 0], sums[:, 1]
-        total = bs + bf
-        room = np.maximum(np.float32(borrow_cap) - attempts, 0.0)  # own evidence comes first
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(total > room, room / total, 1.0)
-        alpha += (bs * scale).astype(np.float32)
-        beta += (bf * scale).astype(np.float32)
-    return Estimates(alpha=alpha, beta=beta, staleness=stale)
+            sums, rescale = edges.neighbour_sums(np.stack([successes, failures], axis=1)), None
+        _borrow(alpha, beta, sums, attempts, borrow_cap, rescale)
+    return Estimates(alpha=alpha, beta=beta, staleness=stale, attempts=attempts)
+
+
+def _borrow(
+    alpha: np.ndarray,
+    beta: np.ndarray,
+    sums: np.ndarray,
+    attempts: np.ndarray,
+    cap: float,
+    rescale: np.float32 | None = None,
+) -> None:
+    """Add the neighbours' (successes, failures) in `sums` (times `rescale`) to the
+    posteriors, scaled so that own plus borrowed attempts are worth at most `cap` (own
+    evidence comes first). In float32 and in place: this runs over the whole bank per call."""
+    bs = sums[:, 0].astype(np.float32)
+    bf = sums[:, 1].astype(np.float32)
+    if rescale is not None:
+        bs *= rescale
+        bf *= rescale
+    room = np.float32(cap) - attempts
+    np.maximum(room, np.float32(0.0), out=room)
+    # scale = min(1, room / borrowed) = room / max(borrowed, room); the floor keeps 0 / 0
+    # (no room, nothing borrowed) at 0.
+    total = bs + bf
+    np.maximum(total, room, out=total)
+    np.maximum(total, np.float32(1e-30), out=total)
+    room /= total
+    bs *= room
+    bf *= room
+    alpha += bs
+    beta += bf

@@ -135,10 +135,10 @@ def test_explore_share_still_tries_tasks_the_graph_holds_back():
 def test_the_graph_weighs_only_what_a_task_own_record_does_not_say():
     stats = bank({"untried": UNTRIED, "once": (2, 1), "measured": HALF})
     ready = np.zeros(3, dtype=np.float32)  # as if no prerequisite of any were mastered
-    weight = graph_weight(stats, ready, borrow_cap=4.0)
+    weight = graph_weight(estimate(stats), ready, borrow_cap=4.0)
     # own attempts / borrow_cap of the say is the task's own: 0, a half, all of it
     assert weight.tolist() == pytest.approx([0.0, 0.5, 1.0])
-    assert graph_weight(stats, np.ones(3, dtype=np.float32)).tolist() == [1.0, 1.0, 1.0]
+    assert graph_weight(estimate(stats), np.ones(3, dtype=np.float32)).tolist() == [1.0, 1.0, 1.0]
 
 
 def test_a_task_own_record_outranks_the_graph():
@@ -164,10 +164,11 @@ def test_half_life_hands_an_old_record_back_to_the_graph():
     stats.attrs["step"] = 100
     graph = nx.DiGraph([("pa", "a"), ("pb", "b")])
     edges = compile_edges(graph, stats.index)
-    ready = readiness(estimate(stats, edges, half_life=5.0), edges)
-    faded = pd.Series(graph_weight(stats, ready, half_life=5.0), index=stats.index)
+    faded_est = estimate(stats, edges, half_life=5.0)
+    ready = readiness(faded_est, edges)
+    faded = pd.Series(graph_weight(faded_est, ready), index=stats.index)
     assert faded["a"] == pytest.approx(1.0, abs=1e-3) and faded["b"] == pytest.approx(0, abs=1e-3)
-    fresh = pd.Series(graph_weight(stats, ready), index=stats.index)
+    fresh = pd.Series(graph_weight(estimate(stats, edges), ready), index=stats.index)
     assert fresh["a"] == fresh["b"] == 1.0  # without it, 8 failures are 8 failures
 
 
