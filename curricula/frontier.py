@@ -7,7 +7,8 @@ keeps such a task off the frontier for good. So the frontier reads the graph sof
 
 1. A prerequisite's *credit* is how far its estimated solve rate (the posterior with the
    graph's evidence, so a prerequisite never tried but whose neighbours are solved counts)
-   sits between the prior mean (no evidence: no credit) and `mastery` (full credit).
+   sits between the prior mean (no evidence: no credit) and `mastery` (full credit), in
+   steps of 1/32.
 2. A task's *readiness* is the edge-weighted mean credit of its prerequisites, divided by
    `enough` and capped at 1: ready once half (by default) of its prerequisites' weight is
    mastered, whatever their number. Tasks without prerequisites are ready.
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
+CREDIT_STEPS = 32
+
+
 def readiness(
     est: Estimates,
     edges: EdgeArrays | None,
@@ -59,6 +63,11 @@ def readiness(
     credit -= floor
     credit *= np.float32(1.0 / max(mastery - floor, 1e-6))
     np.clip(credit, np.float32(0.0), np.float32(1.0), out=credit)
+    # In steps of 1/CREDIT_STEPS: with a half-life every posterior mean drifts a little each
+    # step, and unrounded credits would cost the prerequisite sums a full pass per call.
+    credit *= np.float32(CREDIT_STEPS)
+    np.rint(credit, out=credit)
+    credit *= np.float32(1.0 / CREDIT_STEPS)
     ready = edges.prerequisite_mean(credit)
     ready *= np.float32(1.0 / enough)
     np.minimum(ready, np.float32(1.0), out=ready)

@@ -97,11 +97,11 @@ def discount(stale: np.ndarray, half_life: float) -> np.ndarray:
 REBASE_HALF_LIVES = 32
 
 
-def _decay(stats: pd.DataFrame, half_life: float) -> tuple[np.ndarray, np.float32]:
-    """(2^((l - ref) / h) per task, 2^(-(now - 1 - ref) / h)): their product is `discount`."""
-    now = current_step(stats)
+def _decay(last: np.ndarray, now: int, half_life: float) -> tuple[np.ndarray, np.float32]:
+    """(2^((l - ref) / h) per task, 2^(-(now - 1 - ref) / h)) for last steps `last` (float32):
+    their product is `discount`."""
     h = np.float32(half_life)
-    last = np.minimum(stats["last_step"].to_numpy(dtype=np.float32), np.float32(now - 1))
+    last = np.minimum(last, np.float32(now - 1))
     span = REBASE_HALF_LIVES * half_life
     ref = np.float32(np.floor((now - 1) / span) * span)
     last -= ref
@@ -124,11 +124,13 @@ def estimate(
     # successes >= 0 and successes <= attempts imply attempts >= 0: two passes, not three.
     if (successes < 0).any() or (successes > attempts).any():
         raise ValueError("stats must have 0 <= successes <= attempts in every row.")
-    stale = staleness(stats)
+    last = stats["last_step"].to_numpy(dtype=np.float32)
+    now = current_step(stats)
+    stale = np.maximum(np.float32(now) - last, np.float32(0.0))  # = staleness(stats)
     failures = attempts - successes
     decays = half_life is not None and half_life > 0
     if decays:
-        scale, factor = _decay(stats, half_life)
+        scale, factor = _decay(last, now, half_life)
         scaled = np.stack([successes * scale, failures * scale], axis=1)
         weight = scale * factor  # = discount(stale, half_life)
         successes, failures, attempts = successes * weight, failures * weight, attempts * weight

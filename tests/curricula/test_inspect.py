@@ -45,7 +45,7 @@ def test_summary_agrees_with_the_bank(bank_path):
     assert len(ids) == data["frontier_size"] > 0
     own = (stats["successes"] + 1) / (stats["attempts"] + 2)
     rate = estimate(stats, compile_edges(graph.graph, stats.index)).frame(stats.index)["pass_rate"]
-    credit = ((rate - 0.5) / 0.3).clip(0.0, 1.0)
+    credit = (((rate - 0.5) / 0.3).clip(0.0, 1.0) * 32).round() / 32  # in steps of 1/32
     g = graph.graph
     waited = 0
     for tid in stats.index:
