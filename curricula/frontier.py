@@ -36,7 +36,7 @@ import pandas as pd
 from curricula.base import check_stats, ids_at, register_scheduler, top_k
 from curricula.edges import EdgeArrays
 from curricula.posterior import Estimates, estimate
-from curricula.schedulers import _PosteriorScheduler
+from curricula.schedulers import PosteriorScheduler
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -105,7 +105,7 @@ def frontier_mask(
 
 
 @register_scheduler("frontier")
-class Frontier(_PosteriorScheduler):
+class Frontier(PosteriorScheduler):
     def __init__(
         self,
         seed: int = 0,

@@ -8,8 +8,10 @@ attempts. So each task's posterior is
 where the borrowed counts are the (edge-weighted) outcomes of the task's graph neighbours,
 scaled down so that own plus borrowed attempts are worth at most `borrow_cap` attempts: a
 task with no attempts of its own inherits its neighbours' solve rate with modest confidence,
-and a task with `borrow_cap` attempts or more stands on its own record alone. With `half_life` (in steps), old records
-count less, because an old failure says little about today's solver.
+and a task with `borrow_cap` attempts or more stands on its own record alone. With
+`half_life` (in steps), a record counts `discount` = 2^(-a / half_life), a being the steps from
+its latest attempt to the step before the one being scheduled: an old failure says little
+about today's solver. A discounted record also lends less to its neighbours.
 
 Learnability is the expected p(1 - p) under the posterior (the variance of one rollout's
 reward, i.e. how much signal a group of rollouts carries); uncertainty is the posterior

@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-class _PosteriorScheduler(Scheduler):
-    """Shared plumbing: posterior options and the compiled-graph cache."""
+class PosteriorScheduler(Scheduler):
+    """Shared plumbing of the schedulers that read the posterior (`curricula.posterior`):
+    its options (`prior`, `borrow_cap`, `half_life`), the compiled-graph cache and the
+    Thompson draw."""
 
     def __init__(
         self,
@@ -103,7 +105,7 @@ class Uniform(Scheduler):
 
 
 @register_scheduler("easy_to_hard")
-class EasyToHard(_PosteriorScheduler):
+class EasyToHard(PosteriorScheduler):
     def __init__(self, seed: int = 0, *, mastery: float = 0.8, **options) -> None:
         super().__init__(seed, **options)
         self.mastery = mastery
@@ -141,7 +143,7 @@ class DapoFilter(Scheduler):
 
 
 @register_scheduler("learnability")
-class Learnability(_PosteriorScheduler):
+class Learnability(PosteriorScheduler):
     def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
         k = check_stats(stats, k)
         score = self.sampled_learnability(self.estimates(stats, graph))
@@ -149,7 +151,7 @@ class Learnability(_PosteriorScheduler):
 
 
 @register_scheduler("plr")
-class PrioritizedReplay(_PosteriorScheduler):
+class PrioritizedReplay(PosteriorScheduler):
     def __init__(
         self, seed: int = 0, *, temperature: float = 0.1, staleness_weight: float = 0.1, **options
     ) -> None:

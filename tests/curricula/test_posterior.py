@@ -9,6 +9,7 @@ import pytest
 
 from curricula import estimate
 from curricula.edges import compile_edges
+from curricula.posterior import discount, staleness
 
 
 def frame(rows: dict[str, tuple[int, int, int]], **attrs) -> pd.DataFrame:
@@ -134,3 +135,12 @@ def test_discounted_borrowing_matches_discounting_each_neighbour_step_after_step
         np.testing.assert_allclose(got.beta, 1 + f + bf, rtol=1e-4, atol=1e-6)
         pushed += edges._neighbours._updates > 0
     assert pushed > 10
+
+
+def test_a_record_counts_half_for_every_half_life_since_the_step_before_now():
+    stats = frame({"last": (8, 4, 9), "older": (8, 4, 7), "oldest": (8, 4, 3)})  # now = 10
+    stale = staleness(stats)
+    assert discount(stale, 2.0).tolist() == pytest.approx([1.0, 0.5, 0.125])
+    est = estimate(stats, half_life=2.0)
+    assert est.attempts.tolist() == pytest.approx([8.0, 4.0, 1.0])
+    assert est.alpha.tolist() == pytest.approx([1 + 4.0, 1 + 2.0, 1 + 0.5])
