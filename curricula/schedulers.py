@@ -7,8 +7,8 @@ from a bank of a million stays well under 100 ms.
 - dapo_filter: uniform over tasks whose record is not all-solved or never-solved (DAPO's
   dynamic-sampling filter, applied from history instead of after paying for the rollouts);
   filtered tasks come back after `retry_after` steps, since the solver changes.
-- learnability: Thompson-style: draw a plausible pass rate p from each task's posterior (a
-  uniform with the posterior's mean and sd), score p(1-p), take the top k. Unknown tasks win by their uncertainty,
+- learnability: Thompson-style: draw a plausible pass rate p from each task's posterior (normal
+  approximation), score p(1-p), take the top k. Unknown tasks win by their uncertainty,
   measured tasks by their learnability (Foster & Foerster 2025 sample by p(1-p)).
 - plr: Prioritized Level Replay (Jiang et al. 2021): rank-based priority on learnability with
   temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`
@@ -71,10 +71,7 @@ class PosteriorScheduler(Scheduler):
         )
 
     def sampled_learnability(self, est: Estimates) -> np.ndarray:
-        """p(1-p) for one draw of p per task, from a uniform distribution with its posterior's
-        mean and standard deviation (clipped to [0, 1]). For a task never tried, Beta(1, 1),
-        that is the posterior itself; and a uniform draw costs a fifth of a normal one, which
-        on a bank of a million tasks is most of the time a call takes."""
+        """p(1-p) for one draw of p per task from a normal approximation of its posterior."""
         one = np.float32(1.0)
         total = est.alpha + est.beta
         mean = est.alpha / total
@@ -85,10 +82,7 @@ class PosteriorScheduler(Scheduler):
         total += one
         sd /= total
         np.sqrt(sd, out=sd)
-        # U(-sqrt 3, sqrt 3) has sd 1.
-        p = self.rng.random(mean.shape[0], dtype=np.float32)
-        p *= np.float32(2.0 * np.sqrt(3.0))
-        p -= np.float32(np.sqrt(3.0))
+        p = self.rng.standard_normal(mean.shape[0], dtype=np.float32)
         p *= sd
         p += mean
         np.clip(p, np.float32(0.0), one, out=p)

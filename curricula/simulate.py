@@ -30,6 +30,9 @@ SCHEDULERS = ("uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "
 
 @dataclass(slots=True)
 class SimConfig:
+    """What the worlds of one simulation share: bank size, the learner's gate (see
+    `curricula.learner`), the steps and the target; the rest is each `Structure`'s."""
+
     n_tasks: int = 4000
     n_heldout: int = 1000
     knn: int = 5
