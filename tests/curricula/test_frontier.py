@@ -10,7 +10,7 @@ import pytest
 
 from curricula import estimate, make_scheduler
 from curricula.edges import compile_edges
-from curricula.frontier import frontier_mask, graph_weight, readiness
+from curricula.frontier import frontier_mask, graph_weight, judged_pass_rate, readiness
 
 MASTERED, FAILING, HALF, UNTRIED = (16, 16), (16, 0), (16, 8), (0, 0)
 
@@ -170,6 +170,22 @@ def test_half_life_hands_an_old_record_back_to_the_graph():
     assert faded["a"] == pytest.approx(1.0, abs=1e-3) and faded["b"] == pytest.approx(0, abs=1e-3)
     fresh = pd.Series(graph_weight(estimate(stats, edges), ready), index=stats.index)
     assert fresh["a"] == fresh["b"] == 1.0  # without it, 8 failures are 8 failures
+
+
+def test_a_prerequisite_mastered_long_ago_keeps_its_credit_under_a_half_life():
+    # The discount pulls p's old record of 16 successes back to the prior, but the solver has
+    # not unlearned it: mastery is judged on the whole record, and x stays ready.
+    stats = bank({"p": MASTERED, "x": UNTRIED})
+    stats.loc["p", "last_step"] = 0
+    stats.attrs["step"] = 100
+    edges = compile_edges(nx.DiGraph([("p", "x")]), stats.index)
+    est = estimate(stats, edges, half_life=5.0)
+    assert est.mean[0] == pytest.approx(0.5, abs=1e-3)  # faded
+    assert readiness(est, edges)[1] == 0.0
+    judged = judged_pass_rate(stats, est)
+    assert judged[0] == pytest.approx(17 / 18)
+    assert readiness(est, edges, judged=judged)[1] == 1.0
+    assert frontier_mask(stats, edges, half_life=5.0).tolist() == [False, True]
 
 
 @pytest.mark.parametrize("graph", [None, nx.DiGraph()])
