@@ -3,6 +3,7 @@
 Target (issue 5): choosing a batch of 512 from a bank of 1,000,000 tasks takes <= 100 ms.
 
     python benchmarks/scheduler_speed.py                 # 1M tasks, k=512, with a graph
+    python benchmarks/scheduler_speed.py --half-life 20  # old records discounted
     python benchmarks/scheduler_speed.py --tasks 100000 --no-graph --json
 
 The bank's statistics are random (0 to 16 attempts per task, a third never attempted). The
@@ -13,7 +14,10 @@ first call is reported separately. A peer for weighted selection is pandas'
 `DataFrame.sample(k, weights=...)` with learnability weights (the obvious hand-rolled way).
 Each figure is the median of `--repeats` timed calls after one warm-up call; before each call
 the previous batch's tasks get 8 more attempts and the bank hands out a fresh frame, as in a
-run (preparing that frame is not timed).
+run (preparing that frame is not timed). With `--half-life`, the schedulers that take one
+(the posterior-based ones) discount old records; the timed steps follow the bank's last
+steps (0 to 999) directly, and a full recomputation of the neighbour sums falls due once
+every 32 half-lives (a rebase of the discount's scale): on the first call here, reported apart.
 """
 
 from __future__ import annotations
@@ -111,12 +115,23 @@ class PandasSample:
         return stats.sample(k, weights=weights, random_state=0).index.tolist()
 
 
+def build(name: str, half_life: float | None):
+    """The scheduler, with the half-life if it takes one; and the half-life it got."""
+    if half_life is not None:
+        try:
+            return make_scheduler(name, seed=0, half_life=half_life), half_life
+        except TypeError:  # uniform and dapo_filter have no posterior to discount
+            pass
+    return make_scheduler(name, seed=0), None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1_000_000)
     parser.add_argument("--k", type=int, default=512)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--graph", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--half-life", type=float, default=None, help="Steps; default none.")
     parser.add_argument("--schedulers", default=",".join(scheduler_names()), help="Comma list.")
     parser.add_argument("--json", action="store_true", help="One JSON object on stdout.")
     args = parser.parse_args()
@@ -132,11 +147,12 @@ def main() -> None:
     names = [n for n in args.schedulers.split(",") if n]
     for name in dict.fromkeys(["uniform", *names]):
         for with_graph in (False, True) if graph is not None else (False,):
-            sched = make_scheduler(name, seed=0)  # a fresh graph cache for each variant
+            sched, half_life = build(name, args.half_life)  # a fresh graph cache each time
             times = timed(sched, stats, args.k, graph if with_graph else None, args.repeats)
-            rows.append({"scheduler": name, "graph": with_graph, **times})
+            rows.append({"scheduler": name, "graph": with_graph, "half_life": half_life, **times})
     times = timed(PandasSample(), stats, args.k, None, args.repeats)
-    rows.append({"scheduler": "pandas sample(weights=learnability)", "graph": False, **times})
+    peer = "pandas sample(weights=learnability)"
+    rows.append({"scheduler": peer, "graph": False, "half_life": None, **times})
     base = next(r for r in rows if r["scheduler"] == "uniform" and not r["graph"])
     for r in rows:
         r["x_uniform_cpu"] = r["median_cpu_ms"] / base["median_cpu_ms"]
@@ -147,6 +163,7 @@ def main() -> None:
         "repeats": args.repeats,
         "graph_edges": graph.number_of_edges() if graph is not None else 0,
         "graph_build_s": build_s,
+        "half_life": args.half_life,
         "rows": rows,
     }
     if args.json:
@@ -155,6 +172,7 @@ def main() -> None:
     print(
         f"select {args.k} from {args.tasks:,} tasks; median of {args.repeats} calls"
         + (f"; graph {result['graph_edges']:,} edges" if graph is not None else "")
+        + (f"; half-life {args.half_life:g} steps" if args.half_life else "")
     )
     head = ("scheduler", "graph", "median cpu ms", "median wall ms", "x uniform", "first wall ms")
     print(

@@ -5,7 +5,8 @@
 `estimate` gives per-task Beta posteriors, learnability, uncertainty and staleness.
 """
 
-from curricula import schedulers as _builtin  # noqa: F401  (registers the built-in schedulers)
+# Registers the built-in schedulers: five in curricula.schedulers, then the frontier.
+from curricula import frontier as _frontier  # noqa: F401
 from curricula.base import Scheduler, make_scheduler, register_scheduler, scheduler_names
 from curricula.posterior import Estimates, estimate
 

@@ -41,6 +41,8 @@ class EdgeArrays:
     n: int
     _neighbours: SparseSum | None = field(default=None, repr=False)
     _prerequisites: SparseSum | None = field(default=None, repr=False)
+    _prerequisite_weight: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _any_prerequisite: bool | None = field(default=None, repr=False)
 
     def neighbour_sums(self, values: np.ndarray) -> np.ndarray:
         """Edge-weighted sums of `values` over each task's neighbours, edges taken both ways."""
@@ -51,13 +53,36 @@ class EdgeArrays:
             self._neighbours = SparseSum(both_src, both_dst, weight, self.n)
         return self._neighbours(values)
 
-    def unmet_prerequisites(self, mastered: np.ndarray) -> np.ndarray:
-        """For every task, how many of its prerequisite predecessors are not mastered."""
+    def prerequisite_mean(self, values: np.ndarray) -> np.ndarray:
+        """Edge-weighted mean of `values` over each task's prerequisite predecessors, as
+        float32 (0 for tasks without any; see `without_prerequisites`)."""
         if self._prerequisites is None:
             keep = self.prerequisite
-            ones = np.ones(int(keep.sum()))
-            self._prerequisites = SparseSum(self.src[keep], self.dst[keep], ones, self.n)
-        return np.rint(self._prerequisites((~mastered).astype(np.float64))).astype(np.int64)
+            w = self.weight[keep]
+            self._prerequisites = SparseSum(self.src[keep], self.dst[keep], w, self.n)
+        mean = self._prerequisites(values).astype(np.float32)
+        mean *= self._prerequisite_weights()[0]
+        return mean
+
+    @property
+    def without_prerequisites(self) -> np.ndarray:
+        """1.0 for tasks without prerequisite edges into them, else 0.0 (float32)."""
+        return self._prerequisite_weights()[1]
+
+    def _prerequisite_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._prerequisite_weight is None:
+            keep = self.prerequisite
+            total = np.bincount(self.dst[keep], weights=self.weight[keep], minlength=self.n)
+            has = total > 0
+            inverse = np.divide(1.0, total, out=np.zeros(self.n), where=has).astype(np.float32)
+            self._prerequisite_weight = (inverse, (~has).astype(np.float32))
+        return self._prerequisite_weight
+
+    @property
+    def has_prerequisite_edges(self) -> bool:
+        if self._any_prerequisite is None:
+            self._any_prerequisite = bool(self.prerequisite.any())
+        return self._any_prerequisite
 
 
 def is_prerequisite(data: dict) -> bool:

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from curricula.edges import EdgeArrays, EdgeCache, compile_edges
+from curricula.frontier import frontier_mask
 from curricula.posterior import estimate
-from curricula.schedulers import frontier_mask
 
 NODE_COLUMNS = ("kind", "skill", "attempts", "successes", "pass_rate", "learnability")
 EDGE_COLUMNS = ("relation", "prerequisite", "weight", "similarity")
@@ -185,11 +185,11 @@ class DifficultyGraph:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def frontier(self, stats: pd.DataFrame, mastery: float = 0.8) -> list:
-        """Tasks in `stats` not mastered whose prerequisites all are (posterior mean of the
-        task's own record >= mastery)."""
+    def frontier(self, stats: pd.DataFrame, mastery: float = 0.8, enough: float = 0.5) -> list:
+        """Tasks in `stats` not mastered on their own record whose prerequisites are mastered
+        enough (see `curricula.frontier`)."""
         edges = compile_edges(self.graph, stats.index)
-        mask = frontier_mask(estimate(stats), edges, mastery)
+        mask = frontier_mask(stats, edges, mastery=mastery, enough=enough)
         return stats.index[mask].tolist()
 
     def skill_clusters(self, seed: int = 0) -> dict[str, list]:

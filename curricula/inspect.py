@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from curricula.frontier import frontier_mask
 from curricula.graph import DifficultyGraph
 from curricula.posterior import estimate
-from curricula.schedulers import frontier_mask
 
 if TYPE_CHECKING:
     from task_bank.store import Bank
@@ -120,9 +120,8 @@ def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -
 
     edges = compile_edges(graph.graph, stats.index)
     est = estimate(stats, edges).frame(stats.index)
-    own = estimate(stats)
-    on_frontier = frontier_mask(own, edges, mastery)
-    mastered = own.mean >= mastery
+    on_frontier = frontier_mask(stats, edges, mastery=mastery)
+    mastered = estimate(stats).mean >= mastery
     frontier = est[on_frontier].sort_values("learnability", ascending=False)
     skills = {tid: skill for skill, ids in graph.skill_clusters().items() for tid in ids}
     per_task = pd.DataFrame(

@@ -9,6 +9,7 @@ import numpy as np
 from curricula.graph import DifficultyGraph
 from curricula.inspect import BankView
 from curricula.simulate import RunResult, SimConfig
+from curricula.suite import TARGETS
 
 
 def _pyplot():
@@ -52,6 +53,47 @@ def plot_simulation(runs: list[RunResult], cfg: SimConfig, path: str | Path) -> 
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_suite(results: dict[str, list[RunResult]], cfg: SimConfig, path: str | Path) -> Path:
+    """One panel per structure: each scheduler's rollouts-to-target over seeds, as a
+    multiple of uniform's median on that structure (box over seeds; dashed: the targets)."""
+    plt = _pyplot()
+    names = list(results)
+    cols = min(3, len(names)) or 1
+    rows = -(-len(names) // cols) if names else 1
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+    limits = sorted(
+        {limit for rules in TARGETS.values() for limit, base in rules if base == "uniform"}
+    )
+    for ax, name in zip(axes.flat, names, strict=False):
+        runs = results[name]
+        base = [r.rollouts_to_target or cfg.max_rollouts for r in runs if r.scheduler == "uniform"]
+        scale = float(np.median(base)) if base else 1.0
+        labels = [n for n in cfg.schedulers if any(r.scheduler == n for r in runs)]
+        values = [
+            [(r.rollouts_to_target or cfg.max_rollouts) / scale for r in runs if r.scheduler == n]
+            for n in labels
+        ]
+        ax.boxplot(values, tick_labels=labels)
+        for limit in limits:
+            ax.axhline(limit, color="grey", ls="--", lw=0.8)
+        ax.set_title(name, fontsize=10)
+        ax.set_ylim(bottom=0)
+        ax.tick_params(axis="x", rotation=35, labelsize=7)
+        ax.set_ylabel("rollouts / uniform's median", fontsize=8)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.axis("off")
+    fig.suptitle(
+        f"Rollouts to held-out success {cfg.target}, per structure "
+        f"(dashed: targets {', '.join(f'{x}x' for x in limits)} uniform)"
+    )
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
 

@@ -1,5 +1,6 @@
-"""The six built-in schedulers. Each is a few vectorised passes over `stats` (no Python loop
-over tasks), so that choosing 512 tasks from a bank of a million stays well under 100 ms.
+"""Five of the six built-in schedulers (the sixth, `frontier`, has its own module). Each is a
+few vectorised passes over `stats` (no Python loop over tasks), so that choosing 512 tasks
+from a bank of a million stays well under 100 ms.
 
 - uniform: every task equally likely (the baseline).
 - easy_to_hard: the unmastered tasks with the highest estimated pass rate first.
@@ -12,9 +13,12 @@ over tasks), so that choosing 512 tasks from a bank of a million stays well unde
 - plr: Prioritized Level Replay (Jiang et al. 2021): rank-based priority on learnability with
   temperature `temperature`, mixed with a staleness distribution with weight `staleness_weight`
   (defaults 0.1 and 0.1 as in the paper; batches keep the mixture's proportions).
-- frontier: tasks not yet mastered whose prerequisites (graph predecessors) are all mastered,
-  mastery judged on each task's own record, ranked by the same Thompson learnability; a share `explore` of the batch is chosen by
-  learnability over the whole bank, and the rest fills up from it when the frontier is short.
+- frontier (curricula.frontier): learnability, with tasks not yet tried weighted by how ready
+  their prerequisites are.
+
+Graph-aware ones (all but uniform and dapo_filter) read the graph through the posterior: every
+edge lends its neighbour's outcomes to tasks with little record of their own
+(curricula.posterior).
 """
 
 from __future__ import annotations
@@ -39,8 +43,10 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-class _PosteriorScheduler(Scheduler):
-    """Shared plumbing: posterior options and the compiled-graph cache."""
+class PosteriorScheduler(Scheduler):
+    """Shared plumbing of the schedulers that read the posterior (`curricula.posterior`):
+    its options (`prior`, `borrow_cap`, `half_life`), the compiled-graph cache and the
+    Thompson draw."""
 
     def __init__(
         self,
@@ -93,7 +99,7 @@ class Uniform(Scheduler):
 
 
 @register_scheduler("easy_to_hard")
-class EasyToHard(_PosteriorScheduler):
+class EasyToHard(PosteriorScheduler):
     def __init__(self, seed: int = 0, *, mastery: float = 0.8, **options) -> None:
         super().__init__(seed, **options)
         self.mastery = mastery
@@ -131,7 +137,7 @@ class DapoFilter(Scheduler):
 
 
 @register_scheduler("learnability")
-class Learnability(_PosteriorScheduler):
+class Learnability(PosteriorScheduler):
     def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
         k = check_stats(stats, k)
         score = self.sampled_learnability(self.estimates(stats, graph))
@@ -139,7 +145,7 @@ class Learnability(_PosteriorScheduler):
 
 
 @register_scheduler("plr")
-class PrioritizedReplay(_PosteriorScheduler):
+class PrioritizedReplay(PosteriorScheduler):
     def __init__(
         self, seed: int = 0, *, temperature: float = 0.1, staleness_weight: float = 0.1, **options
     ) -> None:
@@ -168,46 +174,6 @@ class PrioritizedReplay(_PosteriorScheduler):
         by_rank = best[weighted_sample(rank_weight, k - n_stale, self.rng)]
         by_stale = _draw_distinct(est.staleness, n_stale, by_rank, self.rng)
         return ids_at(stats, np.concatenate([by_rank, by_stale]))
-
-
-@register_scheduler("frontier")
-class Frontier(_PosteriorScheduler):
-    def __init__(
-        self, seed: int = 0, *, mastery: float = 0.8, explore: float = 0.25, **options
-    ) -> None:
-        super().__init__(seed, **options)
-        self.mastery = mastery
-        self.explore = explore
-
-    def select(self, stats: pd.DataFrame, k: int, graph: nx.DiGraph | None = None) -> list:
-        k = check_stats(stats, k)
-        edges = self._edges.get(graph, stats.index)
-        est = self.estimates(stats, graph, edges)
-        score = self.sampled_learnability(est)
-        if edges is None:  # without a graph there is no frontier: plain learnability
-            return ids_at(stats, top_k(score, k))
-        own = estimate(stats, None, prior=self.prior, half_life=self.half_life)
-        on_frontier = frontier_mask(own, edges, self.mastery)
-        # Frontier tasks first (score shifted above every other task), then the rest.
-        n_front = k - int(round(self.explore * k))
-        front = top_k(np.where(on_frontier, score, -1.0), n_front)
-        front = front[on_frontier[front]]
-        rest_score = score.copy()
-        rest_score[front] = -np.inf
-        rest = top_k(rest_score, k - front.shape[0])
-        return ids_at(stats, np.concatenate([front, rest]))
-
-
-def frontier_mask(own: Estimates, edges: EdgeArrays | None, mastery: float = 0.8) -> np.ndarray:
-    """True for tasks not mastered (posterior mean below `mastery`) whose prerequisites are.
-
-    `own` must be estimated without borrowing: neighbours' evidence may rank a task that was
-    never attempted, but only the solver's own record on a task can show it is mastered.
-    """
-    mastered = own.mean >= mastery
-    if edges is None:
-        return ~mastered
-    return ~mastered & (edges.unmet_prerequisites(mastered) == 0)
 
 
 def _draw_distinct(

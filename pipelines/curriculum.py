@@ -21,8 +21,13 @@ def _fail(message: str | Exception) -> typer.Exit:
 
 @app.command()
 def simulate(
-    seeds: Annotated[int, typer.Option(help="Worlds (and scheduler seeds) to run.", min=1)] = 5,
-    tasks: Annotated[int, typer.Option(help="Tasks in the simulated bank.", min=50)] = 4000,
+    structures: Annotated[
+        str, typer.Option(help="Comma-separated world structures, or 'all'.")
+    ] = "all",
+    seeds: Annotated[
+        int, typer.Option(help="Worlds (and scheduler seeds) per structure.", min=1)
+    ] = 5,
+    tasks: Annotated[int, typer.Option(help="Tasks in each simulated bank.", min=50)] = 4000,
     heldout: Annotated[int, typer.Option(help="Held-out tasks.", min=10)] = 1000,
     target: Annotated[
         float, typer.Option(help="Held-out success to reach.", min=0.0, max=1.0)
@@ -30,28 +35,47 @@ def simulate(
     max_rollouts: Annotated[
         int, typer.Option(help="Budget per run; runs that exhaust it did not reach the target.")
     ] = 2_000_000,
-    lr: Annotated[float, typer.Option(help="Ability gained per fully mixed group.", min=0.0)] = (
-        0.0005
-    ),
+    lr: Annotated[
+        float | None,
+        typer.Option(
+            help="Ability gained per fully mixed group (default: each structure's).", min=0.0
+        ),
+    ] = None,
     schedulers: Annotated[
         str, typer.Option(help="Comma-separated scheduler names (uniform is the baseline).")
     ] = "uniform,easy_to_hard,dapo_filter,learnability,plr,frontier",
+    workers: Annotated[
+        int, typer.Option(help="Worlds simulated in parallel processes.", min=1)
+    ] = 1,
     plot: Annotated[
-        Path | None, typer.Option(help="Write the learning curves and box plot to this PNG.")
+        Path | None, typer.Option(help="Write rollouts-to-target per structure to this PNG.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
-    """Train a simulated solver under each scheduler; report rollouts needed to reach TARGET."""
+    """Train a simulated solver under each scheduler on worlds of each structure; report the
+    rollouts needed to reach TARGET, as medians over seeds and ratios to uniform."""
     from curricula import scheduler_names
-    from curricula.simulate import SimConfig, run_simulation, summarize
+    from curricula.simulate import SimConfig
+    from curricula.suite import run_suite, summarize_suite
+    from curricula.worlds import STRUCTURES, structure_names
 
     names = tuple(n.strip() for n in schedulers.split(",") if n.strip())
     unknown = [n for n in names if n not in scheduler_names()]
     if unknown or not names:
         known = ", ".join(scheduler_names())
         raise _fail(f"unknown scheduler {', '.join(unknown) or '(none)'}; choose from {known}.")
+    wanted = [n.strip() for n in structures.split(",") if n.strip()]
+    if wanted == ["all"]:
+        wanted = structure_names()
+    unknown = [n for n in wanted if n not in structure_names()]
+    if unknown or not wanted:
+        known = ", ".join(structure_names())
+        raise _fail(
+            f"unknown structure {', '.join(unknown) or '(none)'}; choose from {known} or all."
+        )
     if max_rollouts < 1:
         raise _fail("--max-rollouts must be at least 1.")
+    worlds = [s for s in STRUCTURES if s.name in wanted]
     cfg = SimConfig(
         n_tasks=tasks,
         n_heldout=heldout,
@@ -63,14 +87,18 @@ def simulate(
     from pipelines.console import stderr
 
     with stderr.status("simulating") as status:
-        runs = run_simulation(
-            cfg, seeds, progress=lambda seed, name: status.update(f"seed {seed}: {name}")
+        results = run_suite(
+            cfg,
+            worlds,
+            seeds,
+            workers=workers,
+            progress=lambda name, seed: status.update(f"{name}, seed {seed}"),
         )
-    summary = summarize(runs, cfg)
+    summary = summarize_suite(results, cfg, worlds)
     if plot is not None:
-        from curricula.plots import plot_simulation
+        from curricula.plots import plot_suite
 
-        summary["plot"] = str(plot_simulation(runs, cfg, plot))
+        summary["plot"] = str(plot_suite(results, cfg, plot))
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -83,30 +111,46 @@ def _print_summary(summary: dict) -> None:
     from pipelines.console import stdout
 
     cfg = summary["config"]
+    names = list(cfg["schedulers"])
     table = Table(
-        title=f"Rollouts to held-out success {cfg['target']} "
-        f"({cfg['n_tasks']} tasks, budget {cfg['max_rollouts']:,})"
+        title=f"Rollouts to held-out success {cfg['target']}: median over {summary['seeds']} "
+        f"seeds, as a multiple of uniform's ({cfg['n_tasks']} tasks, budget "
+        f"{cfg['max_rollouts']:,}; '-': not reached in half the runs)"
     )
-    for col in ("scheduler", "median", "IQR", "min-max", "x uniform", "reached", "mixed groups"):
-        table.add_column(col, justify="left" if col == "scheduler" else "right")
-    for name, s in summary["schedulers"].items():
-        ratio = s["ratio_to_uniform"]
-        table.add_row(
-            name,
-            "not reached" if s["median"] is None else f"{s['median']:,.0f}",
-            f"{s['q25']:,.0f}-{s['q75']:,.0f}",
-            f"{s['min']:,.0f}-{s['max']:,.0f}",
-            "-" if ratio is None else f"{ratio:.2f}",
-            f"{s['reached']}/{len(s['runs'])}",
-            f"{s['useful_share']:.0%}",
+    table.add_column("structure")
+    table.add_column("uniform", justify="right")
+    for name in names:
+        if name != "uniform":
+            table.add_column(name, justify="right")
+    table.add_column("targets", justify="left")
+    for structure, s in summary["structures"].items():
+        runs = s["schedulers"]
+        base = runs.get("uniform", {}).get("median")
+        cells = [structure, "-" if base is None else f"{base:,.0f}"]
+        for name in names:
+            if name == "uniform":
+                continue
+            ratio = runs[name]["ratio_to_uniform"]
+            cells.append("-" if ratio is None else f"{ratio:.2f}x")
+        missed = [t for t in s["targets"] if not t["met"]]
+        cells.append(
+            "met" if not missed else "MISSED " + ", ".join(_target_text(t) for t in missed)
         )
+        table.add_row(*cells)
     stdout.print(table)
-    for name, t in summary.get("targets", {}).items():
-        got = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}x"
-        verdict = "met" if t["met"] else "MISSED"
-        stdout.print(f"target {name} <= {t['max_ratio']}x uniform: {got} ({verdict})")
+    if any(s["targets"] for s in summary["structures"].values()):
+        verdict = "met on every structure" if summary["all_met"] else "MISSED on some structure"
+        stdout.print(
+            "targets: learnability <= 0.8x uniform; frontier <= 0.6x uniform and <= 1.05x "
+            f"learnability: {verdict}"
+        )
     if "plot" in summary:
         stdout.print(f"plot: {summary['plot']}")
+
+
+def _target_text(t: dict) -> str:
+    got = "n/a" if t["ratio"] is None else f"{t['ratio']:.2f}"
+    return f"{t['scheduler']} {got}x {t['baseline']} (<= {t['max_ratio']})"
 
 
 def _curriculum(bank: Path | None, solver: str | None, knn: int, save: bool):

@@ -14,53 +14,59 @@ from pipelines.cli import app
 from task_bank.store import Bank
 
 runner = CliRunner()
-SMALL = ["--tasks", "300", "--heldout", "100", "--max-rollouts", "80000", "--lr", "0.004"]
+SMALL = ["--tasks", "300", "--heldout", "100", "--max-rollouts", "80000", "--lr", "0.03"]
 SCHEDULERS = ["uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "frontier"]
 
 
 @pytest.mark.slow
-def test_simulate_json_reports_every_scheduler_over_seeds(tmp_path):
+def test_simulate_json_reports_every_scheduler_on_every_structure_over_seeds(tmp_path):
     png = tmp_path / "sim.png"
-    result = runner.invoke(
-        app, ["curriculum", "simulate", "--json", "--seeds", "2", *SMALL, "--plot", str(png)]
-    )
+    args = ["--json", "--seeds", "2", "--structures", "lineage,layers-20", *SMALL]
+    result = runner.invoke(app, ["curriculum", "simulate", *args, "--plot", str(png)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert list(data["schedulers"]) == SCHEDULERS
     assert data["config"]["n_tasks"] == 300 and data["config"]["target"] == 0.6
-    for s in data["schedulers"].values():
-        assert len(s["runs"]) == 2
-        assert s["min"] <= s["q25"] <= s["q75"] <= s["max"] <= 80000
-        assert 0.0 <= s["useful_share"] <= 1.0
-        if s["median"] is not None:
-            assert s["ratio_to_uniform"] == pytest.approx(
-                s["median"] / data["schedulers"]["uniform"]["median"]
-            )
-    assert data["schedulers"]["uniform"]["ratio_to_uniform"] == 1.0
-    assert set(data["targets"]) == {"learnability", "frontier"}
-    for t in data["targets"].values():
-        assert t["met"] == (t["ratio"] is not None and t["ratio"] <= t["max_ratio"])
+    assert data["seeds"] == 2 and list(data["structures"]) == ["lineage", "layers-20"]
+    assert data["structures"]["layers-20"]["structure"]["fan_in"] == 20
+    for world in data["structures"].values():
+        assert list(world["schedulers"]) == SCHEDULERS
+        uniform = world["schedulers"]["uniform"]
+        for s in world["schedulers"].values():
+            assert len(s["runs"]) == 2
+            assert s["min"] <= s["q25"] <= s["q75"] <= s["max"] <= 80000
+            assert 0.0 <= s["useful_share"] <= 1.0
+            if s["median"] is not None and uniform["median"] is not None:
+                assert s["ratio_to_uniform"] == pytest.approx(s["median"] / uniform["median"])
+        assert [(t["scheduler"], t["baseline"]) for t in world["targets"]] == [
+            ("learnability", "uniform"),
+            ("frontier", "uniform"),
+            ("frontier", "learnability"),
+        ]
+        for t in world["targets"]:
+            assert t["met"] == (t["ratio"] is not None and t["ratio"] <= t["max_ratio"])
+    met = [t["met"] for w in data["structures"].values() for t in w["targets"]]
+    assert data["all_met"] == all(met)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert data["plot"] == str(png)
 
 
 def test_simulate_is_deterministic_and_prints_a_table():
-    args = [
-        "curriculum",
-        "simulate",
-        "--seeds",
-        "1",
-        *SMALL,
-        "--schedulers",
-        "uniform,learnability",
-    ]
+    args = ["curriculum", "simulate", "--seeds", "1", *SMALL]
+    args += ["--structures", "chains,noisy", "--schedulers", "uniform,learnability"]
     first = runner.invoke(app, [*args, "--json"])
     second = runner.invoke(app, [*args, "--json"])
     assert first.exit_code == 0, first.output
-    assert json.loads(first.stdout)["schedulers"] == json.loads(second.stdout)["schedulers"]
+    assert json.loads(first.stdout)["structures"] == json.loads(second.stdout)["structures"]
     table = runner.invoke(app, args)
     assert table.exit_code == 0
-    assert "learnability" in table.stdout and "target learnability" in table.stdout
+    assert "chains" in table.stdout and "noisy" in table.stdout
+    assert "learnability" in table.stdout and "targets:" in table.stdout
+
+
+def test_an_unknown_structure_is_one_sentence_and_exit_2():
+    result = runner.invoke(app, ["curriculum", "simulate", "--structures", "layers-20,nope"])
+    assert result.exit_code == 2
+    assert "unknown structure nope" in result.stderr and result.stderr.count("\n") == 1
 
 
 @pytest.mark.slow

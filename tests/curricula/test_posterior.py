@@ -9,6 +9,7 @@ import pytest
 
 from curricula import estimate
 from curricula.edges import compile_edges
+from curricula.posterior import discount, staleness
 
 
 def frame(rows: dict[str, tuple[int, int, int]], **attrs) -> pd.DataFrame:
@@ -103,3 +104,43 @@ def test_edges_to_tasks_outside_stats_are_ignored():
 def test_bad_counts_are_rejected():
     with pytest.raises(ValueError, match="successes <= attempts"):
         estimate(frame({"x": (1, 2, 0)}))
+
+
+def test_discounted_borrowing_matches_discounting_each_neighbour_step_after_step():
+    # With a half-life the neighbour sums are kept on a rescaled record (so that only the
+    # tasks just attempted change between calls); they must equal discounting each
+    # neighbour's counts directly, also across the points where the scale is rebased.
+    rng = np.random.default_rng(0)
+    n = 400  # 8 tasks a step change: few enough for the incremental path of the sums
+    graph = nx.gnm_random_graph(n, 1500, seed=0, directed=True)
+    attempts = np.zeros(n, dtype=int)
+    successes = np.zeros(n, dtype=int)
+    last = np.full(n, -1)
+    edges, pushed = None, 0
+    for step in range(0, 140, 3):  # rebases every 32 half-lives of 2 steps: twice here
+        chosen = rng.choice(n, 8, replace=False)
+        attempts[chosen] += 4
+        successes[chosen] += rng.binomial(4, 0.5, 8)
+        last[chosen] = step
+        stats = pd.DataFrame({"attempts": attempts, "successes": successes, "last_step": last})
+        edges = edges or compile_edges(graph, stats.index)  # one compiled graph, as a scheduler
+        got = estimate(stats, edges, half_life=2.0, borrow_cap=1e9)
+        weight = 2.0 ** (-np.maximum(step + 1 - last - 1, 0) / 2.0)
+        s, f = successes * weight, (attempts - successes) * weight
+        u, v = np.array(list(graph.edges)).T
+        both = np.concatenate([u, v]), np.concatenate([v, u])  # evidence flows both ways
+        bs = np.bincount(both[1], weights=s[both[0]], minlength=n)
+        bf = np.bincount(both[1], weights=f[both[0]], minlength=n)
+        np.testing.assert_allclose(got.alpha, 1 + s + bs, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(got.beta, 1 + f + bf, rtol=1e-4, atol=1e-6)
+        pushed += edges._neighbours._updates > 0
+    assert pushed > 10
+
+
+def test_a_record_counts_half_for_every_half_life_since_the_step_before_now():
+    stats = frame({"last": (8, 4, 9), "older": (8, 4, 7), "oldest": (8, 4, 3)})  # now = 10
+    stale = staleness(stats)
+    assert discount(stale, 2.0).tolist() == pytest.approx([1.0, 0.5, 0.125])
+    est = estimate(stats, half_life=2.0)
+    assert est.attempts.tolist() == pytest.approx([8.0, 4.0, 1.0])
+    assert est.alpha.tolist() == pytest.approx([1 + 4.0, 1 + 2.0, 1 + 0.5])
