@@ -59,7 +59,7 @@ def _neighbours(
     keys, vectors = bank.vectors()
     if len(keys) < 2 or knn < 1:
         return {}
-    key_to_id = dict(bank.conn.execute("SELECT key, id FROM tasks").fetchall())
+    key_to_id = bank.task_ids_by_key()
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.where(norms > 0, norms, 1.0)
     index = NearDupIndex(unit.shape[1])
@@ -76,13 +76,8 @@ def _neighbours(
 
 
 def _rounds(bank: Bank, solver: str | None) -> pd.DataFrame:
-    # Per-round solve rate of the solver: read from the attempts table directly.
-    sql = "SELECT round_id, COUNT(*), SUM(passed) FROM attempts WHERE round_id IS NOT NULL"
-    args: list[Any] = []
-    if solver is not None:
-        sql += " AND solver = ?"
-        args.append(solver)
-    rows = bank.conn.execute(sql + " GROUP BY round_id ORDER BY round_id", args).fetchall()
+    """Per-round solve rate of the solver (of every solver when None)."""
+    rows = bank.round_totals(solver=solver)
     frame = pd.DataFrame(rows, columns=["round_id", "attempts", "successes"])
     frame["solve_rate"] = frame["successes"] / frame["attempts"].where(frame["attempts"] > 0)
     return frame
@@ -107,9 +102,9 @@ def bank_graph(
     from curricula.graph_store import load_graph, save_graph
 
     view = read_bank(bank, solver=solver, knn=knn)
-    graph = build_graph(view, load_graph(bank.conn))
+    graph = build_graph(view, load_graph(bank))
     if save:
-        save_graph(graph, bank.conn)
+        save_graph(graph, bank)
     return view, graph
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -155,17 +156,24 @@ def plot_bank(
     paths.append(_save(fig, out / "learnability.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    rounds = view.rounds
+    plot_rounds(ax, view.rounds)
+    paths.append(_save(fig, out / "rounds.png"))
+    return paths
+
+
+def plot_rounds(ax: Any, rounds: Any) -> None:
+    """Solve rate per round on `ax`; the round axis has whole rounds only."""
+    from matplotlib.ticker import MaxNLocator
+
     if len(rounds):
         ax.plot(rounds["round_id"], rounds["solve_rate"], marker="o")
         ax.set_ylim(0, 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     else:
         ax.text(0.5, 0.5, "no rounds with attempts yet", ha="center", va="center")
     ax.set_xlabel("round")
     ax.set_ylabel("solve rate of attempts")
     ax.set_title("Solve rate per round")
-    paths.append(_save(fig, out / "rounds.png"))
-    return paths
 
 
 def _save(fig, path: Path) -> Path:

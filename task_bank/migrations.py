@@ -151,6 +151,28 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX attempts_solver_time ON attempts(solver, created_at);
     """,
+    # 6: the curriculum's difficulty graph (curricula.graph_store), saved beside the tasks.
+    # Banks from before this migration may already hold the tables, written by curricula.
+    """
+    CREATE TABLE IF NOT EXISTS curriculum_nodes (
+        task_id TEXT PRIMARY KEY,
+        kind TEXT,
+        skill TEXT,
+        attempts INTEGER,
+        successes INTEGER,
+        pass_rate REAL,
+        learnability REAL
+    );
+    CREATE TABLE IF NOT EXISTS curriculum_edges (
+        src TEXT NOT NULL,
+        dst TEXT NOT NULL,
+        relation TEXT NOT NULL,
+        prerequisite INTEGER NOT NULL,
+        weight REAL,
+        similarity REAL,
+        PRIMARY KEY (src, dst)
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfplay import kinds
+from task_bank.curriculum_tables import CurriculumTables
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
 from task_bank.normalize import ast_hash
 from task_bank.schema import Task
@@ -105,7 +106,7 @@ def _task_from_row(r: tuple) -> Task:
     )
 
 
-class Bank(TrainingRecords):
+class Bank(TrainingRecords, CurriculumTables):
     """A task bank file. Use as a context manager or call `close()`."""
 
     def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
@@ -436,14 +437,15 @@ class Bank(TrainingRecords):
 
     def solve_stats(
         self,
-        solver: str | None = None,
+        solver: str | Iterable[str] | None = None,
         *,
         kind: str | None = None,
         include_contaminated: bool = False,
     ) -> pd.DataFrame:
         """Per-task counters for the curriculum: a DataFrame indexed by task id (in id
         order) with int64 columns attempts, successes, last_step (-1 when never
-        attempted). One solver's counters, or all solvers summed when `solver` is None;
+        attempted). One solver's counters (several solvers' summed, given a list: a model
+        and the models it was trained from), or all solvers summed when `solver` is None;
         only tasks of `kind` when given."""
         import numpy as np
         import pandas as pd
@@ -459,7 +461,9 @@ class Bank(TrainingRecords):
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         index = "INDEXED BY tasks_ids" if kind is None else ""
         ids = [r[0] for r in self.conn.execute(f"SELECT id FROM tasks {index} {where}", args_)]
-        filter_, args = ("WHERE solver = ?", [solver]) if solver is not None else ("", [])
+        names = [solver] if isinstance(solver, str) else list(solver or [])
+        marks = ",".join("?" * len(names))
+        filter_, args = (f"WHERE solver IN ({marks})", names) if solver is not None else ("", [])
         counters = self.conn.execute(
             "SELECT task_id, SUM(attempts), SUM(successes), MAX(last_step) FROM task_stats "
             f"{filter_} GROUP BY task_id",
@@ -506,15 +510,25 @@ class Bank(TrainingRecords):
         )
         return {tid: (a, s) for tid, a, s in rows}
 
-    def round_totals(self, round_id: int | None = None) -> list[tuple[int, int, int]]:
-        """(round id, attempts, successes) per round, or for one round."""
-        where, args = ("WHERE round_id = ?", (round_id,)) if round_id is not None else ("", ())
+    def round_totals(
+        self, round_id: int | None = None, *, solver: str | Iterable[str] | None = None
+    ) -> list[tuple[int, int, int]]:
+        """(round id, attempts, successes) per round, or for one round; one solver's (or
+        several solvers') or all."""
+        clauses, args = ["round_id IS NOT NULL"], []
+        if round_id is not None:
+            clauses.append("round_id = ?")
+            args.append(round_id)
+        if solver is not None:
+            names = [solver] if isinstance(solver, str) else list(solver)
+            clauses.append(f"solver IN ({','.join('?' * len(names))})")
+            args.extend(names)
         rows = self.conn.execute(
             "SELECT round_id, COUNT(*), COALESCE(SUM(passed), 0) FROM attempts "
-            f"{where} GROUP BY round_id ORDER BY round_id",
+            f"WHERE {' AND '.join(clauses)} GROUP BY round_id ORDER BY round_id",
             args,
         )
-        return [tuple(r) for r in rows if r[0] is not None]
+        return [tuple(r) for r in rows]
 
     def attempts_for(self, task_ids: Iterable[str]) -> dict[str, list[tuple[str, str, bool]]]:
         """task id -> (solver, answer, passed) of its attempts, in the order they were made."""

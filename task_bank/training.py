@@ -127,6 +127,19 @@ class TrainingRecords:
         rows = self.conn.execute(f"SELECT {_MODEL_COLUMNS} FROM models ORDER BY created_at, id")
         return [_model(r) for r in rows]
 
+    def lineage(self, solver: str) -> list[str]:
+        """`solver` and the models it descends from, newest first, ending with the spec the
+        first one was trained from: the names whose attempts describe this model's ability."""
+        names = [solver]
+        record = self.model(solver)
+        while record is not None:
+            nxt = record.parent or record.base
+            if nxt in names:
+                break
+            names.append(nxt)
+            record = self.model(nxt) if record.parent else None
+        return names
+
     def drop_attempts_since(self, solver: str, since: float) -> int:
         """Delete `solver`'s attempts made after the time `since` and take them off the
         counters; returns how many. Training resumed from a checkpoint redoes the steps

@@ -32,6 +32,7 @@ from selfplay.backends.base import ModelNotFound
 DEFAULT_MODEL = "bundled"
 BUNDLED_INSTALL = "pip install 'selfplay[bundled]'"
 MARKER = "selfplay-model.json"
+TRAINED_MARKER = "selfplay-trained.json"  # written by selfplay.training into a model it trained
 
 
 @dataclass(slots=True, frozen=True)
@@ -128,6 +129,17 @@ def resolve_model(spec: str | None = None) -> ModelSource:
             f"(huggingface-cli download {spec}) or use 'bundled' ({BUNDLED_INSTALL})"
         )
     return ModelSource(spec, "hub", spec)
+
+
+def model_label(spec: str | None) -> str:
+    """The name attempts and tasks record for a model: a trained model's id in the bank
+    (from its directory's marker), else the spec as given."""
+    spec = spec or DEFAULT_MODEL
+    try:
+        record = json.loads((Path(spec).expanduser() / TRAINED_MARKER).read_text("utf-8"))
+        return str(record["id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return spec
 
 
 def local_model_dir(spec: str | ModelSource | None = None) -> str:

@@ -8,6 +8,7 @@ where there is a fixed set, the allowed values.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,6 +73,10 @@ class RunConfig(BaseModel):
     scheduler: str = Field(
         "uniform", description="curriculum scheduler choosing references and solver tasks"
     )
+    scheduler_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="options of the scheduler, for example {half_life: 3} (rounds)",
+    )
     seed: int = Field(0, description="seed of the scheduler and of sampling")
     metrics: str | None = Field(
         None,
@@ -91,12 +96,32 @@ class RunConfig(BaseModel):
             raise ValueError(f"unknown scheduler {name!r}; allowed: {', '.join(scheduler_names())}")
         return name
 
+    @field_validator("scheduler_options")
+    @classmethod
+    def _scheduler_takes_options(cls, options: dict[str, Any], info: Any) -> dict[str, Any]:
+        check_scheduler_options(info.data.get("scheduler", ""), options)
+        return options
+
     @field_validator("kinds")
     @classmethod
     def _some_kinds(cls, kinds: list[str]) -> list[str]:
         if not kinds:
             raise ValueError("give at least one task kind")
         return list(dict.fromkeys(kinds))
+
+
+def check_scheduler_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse options the scheduler does not take (ValueError naming them)."""
+    from curricula import make_scheduler, scheduler_names
+
+    if name not in scheduler_names() or not options:
+        return
+    try:
+        make_scheduler(name, **options)
+    except TypeError as e:
+        found = re.search(r"keyword argument '(\w+)'", str(e))
+        option = found.group(1) if found else ", ".join(options)
+        raise ValueError(f"scheduler {name!r} takes no option {option!r}") from None
 
 
 def _allowed(model: type[BaseModel], loc: tuple) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from curricula import make_scheduler
 from selfplay.backends.base import Backend
+from selfplay.backends.models import model_label
 from selfplay.engine.config import RunConfig
 from selfplay.proposer.proposer import SOURCE, Proposer
 from selfplay.solver.solver import Solver
@@ -85,6 +86,15 @@ class SelfPlay:
         self.on_seeds = on_seeds or (lambda report: None)
         self.gate = Gate(bank, verifier, GateConfig(timeout_s=self.config.verifier.timeout_s))
         self._graph: Any = None
+        # The name this model's attempts carry (a trained model's id in the bank), and the
+        # names whose attempts describe it: itself and the models it was trained from.
+        self.solver_name = model_label(backend.model)
+        self._lineage = bank.lineage(self.solver_name)
+        # One scheduler for the run, so state it keeps (a compiled graph) is reused; it is
+        # re-seeded per call so a step redone after a kill picks the same tasks.
+        self._scheduler = make_scheduler(
+            self.config.scheduler, seed=self.config.seed, **self.config.scheduler_options
+        )
 
     # ---- bookkeeping ----------------------------------------------------------------
 
@@ -142,17 +152,25 @@ class SelfPlay:
         )
         self.on_seeds(report)
 
+    def _stats(self, round_id: int, kind: str | None = None) -> Any:
+        """This solver's counters (its own and its ancestors' attempts), at step `round_id`."""
+        stats = self.bank.solve_stats(self._lineage, kind=kind)
+        stats.attrs["step"] = round_id  # attempts carry their round id as their step
+        return stats
+
     def _select(self, stats: Any, k: int, seed: int) -> list[str]:
         """The curriculum's pick of k task ids from `stats`; graph-aware schedulers see the
         bank's difficulty graph (lineage, similarity, difficulty order), grown once a round."""
+        import numpy as np
+
         if not len(stats) or k == 0:
             return []
         if self._graph is None and self.config.scheduler != "uniform":
             from curricula.inspect import bank_graph
 
-            self._graph = bank_graph(self.bank)[1].graph
-        scheduler = make_scheduler(self.config.scheduler, seed=seed)
-        return scheduler.select(stats, k, graph=self._graph)
+            self._graph = bank_graph(self.bank, solver=self._lineage)[1].graph
+        self._scheduler.rng = np.random.default_rng(seed)
+        return self._scheduler.select(stats, k, graph=self._graph)
 
     def _round(self, round_id: int) -> RoundSummary:
         self._graph = None
@@ -172,7 +190,7 @@ class SelfPlay:
 
     def _propose(self, round_id: int, n: int, kind: str) -> None:
         c = self.config
-        stats = self.bank.solve_stats(kind=kind)
+        stats = self._stats(round_id, kind)
         picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
         references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         # A step redone after a kill samples afresh: with the killed try's seed it would
@@ -207,8 +225,9 @@ class SelfPlay:
         plan = self._done(round_id, "solve.plan")
         if plan is None:
             new = self._new_ids(round_id)
-            stats = self.bank.solve_stats()
+            stats = self._stats(round_id)
             stats = stats[~stats.index.isin(new)]
+            stats.attrs["step"] = round_id
             picked = self._select(stats, c.solver.tasks, c.seed + 7919 * round_id + 97)
             plan = {"tasks": new + [i for i in picked if i not in new]}
             self._commit(round_id, "solve.plan", plan)
@@ -216,6 +235,7 @@ class SelfPlay:
             self.backend,
             self.verifier,
             c.solver,
+            name=self.solver_name,
             seed=c.seed + 1000 * round_id + 500,
             progress=self.progress,
         )

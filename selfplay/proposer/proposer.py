@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfplay import kinds
 from selfplay.backends.base import Backend, Sampling
+from selfplay.backends.models import model_label
 from selfplay.prompts import render
 from selfplay.proposer.checks import Reason, run_checks, static_checks
 from selfplay.proposer.parse import inputs_from, program_from
@@ -189,7 +190,7 @@ class Proposer:
                 text,
                 outcome.get(index, "unknown"),
                 task_of.get(index) if outcome.get(index) == "admitted" else None,
-                self.backend.model,
+                model_label(self.backend.model),
             )
             for index, (prompt, text) in enumerate(self._written)
         ]
@@ -321,7 +322,7 @@ class Proposer:
         except InvalidTask as e:
             return Reason("invalid_task", str(e))
         task.parent_ids = [t.id for t in references]
-        task.proposer = self.backend.model
+        task.proposer = model_label(self.backend.model)
         task.round_id = round_id
         task.metadata = {"proposal": cand.index}
         return task

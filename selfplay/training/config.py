@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from selfplay.engine.config import ConfigError, explain, read_yaml
+from selfplay.engine.config import ConfigError, check_scheduler_options, explain, read_yaml
 
 METHODS = ("grpo", "sft", "dpo")
 
@@ -55,6 +55,9 @@ class GrpoSettings(BaseModel):
 
     scheduler: str = Field(
         "learnability", description="curriculum scheduler picking each batch's tasks"
+    )
+    scheduler_options: dict[str, Any] = Field(
+        default_factory=dict, description="options of the scheduler, e.g. {half_life: 20}"
     )
     num_generations: int = Field(2, ge=2, description="completions per prompt (the group)")
     max_completion_length: int = Field(128, ge=8, description="longest completion, tokens")
@@ -115,6 +118,7 @@ class TrainConfig(BaseModel):
             raise ValueError(
                 f"unknown scheduler {grpo.scheduler!r}; allowed: {', '.join(scheduler_names())}"
             )
+        check_scheduler_options(grpo.scheduler, grpo.scheduler_options)
         return grpo
 
     def check(self) -> TrainConfig:

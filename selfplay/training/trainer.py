@@ -25,9 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from selfplay.backends.models import TRAINED_MARKER as MARKER
 from selfplay.training.config import TrainConfig
-
-MARKER = "selfplay-trained.json"
 
 
 class TrainError(RuntimeError):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import networkx as nx
 import pandas as pd
 import pytest
@@ -179,8 +177,10 @@ def test_saving_again_replaces_the_previous_graph(graph, tmp_path):
     assert "loner2" not in load_graph(tmp_path / "bank.db").graph
 
 
-def test_loading_from_a_file_without_a_graph_gives_an_empty_one(tmp_path):
-    sqlite3.connect(tmp_path / "other.db").close()
+def test_loading_from_a_bank_without_a_graph_gives_an_empty_one(tmp_path):
+    from task_bank.store import Bank
+
+    Bank(tmp_path / "other.db").close()
     assert len(load_graph(tmp_path / "other.db")) == 0
 
 
@@ -190,10 +190,10 @@ def test_the_graph_lives_beside_the_bank_tables_without_touching_them(graph, tmp
     path = tmp_path / "bank.db"
     with Bank(path) as bank:
         version = bank.schema_version
-        save_graph(graph, bank.conn)
+        save_graph(graph, bank)
     with Bank(path, create=False) as bank:
         assert bank.schema_version == version and bank.count() == 0
-        same_graph(load_graph(bank.conn).graph, graph.graph)
+        same_graph(load_graph(bank).graph, graph.graph)
 
 
 def test_graphml_round_trip(graph, tmp_path):

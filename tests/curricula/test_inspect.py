@@ -62,8 +62,8 @@ def test_graph_saved_in_the_bank_grows_on_the_next_read(bank_path, tmp_path):
     copy.write_bytes(bank_path.read_bytes())
     with Bank(copy, create=False) as bank:
         graph = build_graph(read_bank(bank))
-        save_graph(graph, bank.conn)
+        save_graph(graph, bank)
         before = graph.graph.number_of_edges()
-        again = build_graph(read_bank(bank), load_graph(bank.conn))
+        again = build_graph(read_bank(bank), load_graph(bank))
     assert again.graph.number_of_edges() == before
     assert set(again.graph.nodes) == set(graph.graph.nodes)

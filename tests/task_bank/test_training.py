@@ -84,3 +84,11 @@ def test_loop_steps_are_kept_per_iteration(tmp_path):
             1: {"round": {"round": 3}, "train": {"model": "m1"}},
             2: {"round": {"round": 4}},
         }
+
+
+def test_a_models_lineage_runs_back_to_the_spec_it_started_from(tmp_path):
+    with Bank(tmp_path / "b.db") as bank:
+        bank.add_model(ModelRecord("a", "bundled", "sft", "solver", "/a"))
+        bank.add_model(ModelRecord("b", "/a", "grpo", "solver", "/b", parent="a"))
+        assert bank.lineage("b") == ["b", "a", "bundled"]
+        assert bank.lineage("bundled") == ["bundled"]

@@ -1,0 +1,118 @@
+"""What a round of `SelfPlay` records and what its scheduler is shown.
+
+A real bank (seeded once, copied per test), the real sandbox, the scripted backend.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from curricula import register_scheduler
+from curricula.schedulers import Uniform
+from selfplay.backends.base import Prompt
+from selfplay.backends.scripted import ScriptedBackend
+from selfplay.engine import RunConfig, SelfPlay
+from selfplay.engine.config import ConfigError, load_config
+from selfplay.verifier import Verifier
+from task_bank.store import Attempt, Bank
+from task_bank.training import ModelRecord
+
+SEEN: list = []
+
+
+@register_scheduler("recording")
+class Recording(Uniform):
+    """Uniform, and keeps the stats and the option it was given."""
+
+    def __init__(self, seed: int = 0, *, flavor: str = "plain") -> None:
+        super().__init__(seed)
+        self.flavor = flavor
+
+    def select(self, stats, k, graph=None):
+        SEEN.append((self.flavor, stats.copy(), dict(stats.attrs)))
+        return super().select(stats, k, graph)
+
+
+def reply(prompt: Prompt, index: int) -> str:
+    if prompt.prefill.endswith("def f("):
+        # The first program parses; the second is not Python.
+        if index == 0:
+            return 'x):\n    """Return x times 41 plus one."""\n    return x * 41 + 1\n```'
+        return "x) -> this is not python\n```"
+    if prompt.prefill.endswith("f("):
+        return "1)\nf(2)\nf(5)\nf(-3)\n```"
+    return "7\n```"
+
+
+def config(scheduler: str = "uniform", **options) -> RunConfig:
+    return RunConfig.model_validate(
+        {
+            "kinds": ["deduction"],
+            "scheduler": scheduler,
+            "scheduler_options": options,
+            "proposer": {"proposals_per_kind": 2, "references": 1},
+            "solver": {"tasks": 2, "samples": 1},
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(workers=2, timeout_s=3.0) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory, verifier):
+    path = tmp_path_factory.mktemp("seeded") / "bank.db"
+    with Bank(path) as bank:
+        SelfPlay(bank, ScriptedBackend("scripted", script=reply), verifier, config()).run()
+    return path
+
+
+@pytest.fixture
+def bank(seeded, tmp_path):
+    shutil.copy(seeded, tmp_path / "bank.db")
+    with Bank(tmp_path / "bank.db") as b:
+        yield b
+
+
+def test_a_round_records_every_program_with_its_prompt_and_outcome(bank):
+    proposals = bank.proposals(1)
+    assert [p.item for p in proposals] == [0, 1]
+    admitted, broken = proposals
+    assert admitted.outcome == "admitted" and admitted.task_id in bank.new_task_ids(1, "selfplay")
+    assert broken.outcome == "unparseable" and broken.task_id is None
+    # The prompt as the model saw it, and the assistant turn as it wrote it (prefill included).
+    assert admitted.prompt[-1]["role"] == "user" and "Puzzle" in admitted.prompt[-1]["content"]
+    assert admitted.completion.startswith("```python\ndef f(x):")
+    assert {p.proposer for p in proposals} == {"scripted"}
+
+
+def test_the_scheduler_sees_this_solvers_line_only_at_the_rounds_step(bank, verifier):
+    task = bank.new_task_ids(1, "selfplay")[0]
+    # Another model's attempts must not count; the model this one was trained from does.
+    bank.add_attempts([Attempt(task, "someone-else", "x", "wrong", False, step=1)] * 5)
+    bank.add_model(ModelRecord("child", "scripted", "sft", "solver", "/nowhere"))
+    bank.add_attempts([Attempt(task, "child", "y", "passed", True, step=1)])
+    own = bank.solve_stats(["child", "scripted"])  # before the round adds its attempts
+    SEEN.clear()
+    backend = ScriptedBackend("child", script=reply)
+    SelfPlay(bank, backend, verifier, config("recording", flavor="salty")).run()
+    assert SEEN and {flavor for flavor, _, _ in SEEN} == {"salty"}
+    assert [attrs for _, _, attrs in SEEN] == [{"step": 2}] * len(SEEN)
+    _, solver_stats, _ = SEEN[-1]
+    # The solver's pick leaves out the round's new tasks; the rest are counted as the line's.
+    assert (solver_stats == own.loc[solver_stats.index]).all().all()
+    assert solver_stats.loc[task].tolist()[:2] == [2, 1]  # scripted's 1 miss + child's 1 pass
+
+
+def test_scheduler_options_a_scheduler_does_not_take_are_refused():
+    with pytest.raises(
+        ConfigError,
+        match="field 'scheduler_options': scheduler 'uniform' takes no option 'half_life'",
+    ):
+        load_config(scheduler="uniform", scheduler_options={"half_life": 3})
+    assert load_config(scheduler="learnability", scheduler_options={"half_life": 3})
