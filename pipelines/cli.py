@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines import bank, curriculum, evaluate, export, run, serve, verify
+from pipelines import bank, curriculum, evaluate, export, loop, run, serve, train, verify
 
 app = typer.Typer(
     name="selfplay",
@@ -44,6 +44,8 @@ def _root(
 
 app.command(name="verify")(verify.verify)
 app.command(name="run")(run.run)
+app.command(name="train")(train.train)
+app.command(name="loop")(loop.loop)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
 app.command(name="export")(export.export)

@@ -13,26 +13,12 @@ from typing import Annotated, Any
 import typer
 
 from pipelines.common import failure
+from selfplay.engine.config import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
 
 def _fail(message: str | Exception) -> typer.Exit:
     return failure("run", message)
-
-
-def make_run_backend(config: Any) -> Any:
-    """The backend the config names, built by the backends' factory (nothing loads yet)."""
-    from selfplay.backends import make_backend
-
-    m = config.model
-    options = dict(m.options)
-    if m.backend == "transformers":
-        options.setdefault("batch_size", m.batch_size)
-        options.setdefault("dtype", m.dtype)
-        options.setdefault("quantize", m.quantize)
-    if m.backend == "openai" and m.base_url:
-        options.setdefault("base_url", m.base_url)
-    return make_backend(m.backend, m.spec, **options)
 
 
 def _summary_table(summary: Any) -> Any:

@@ -110,6 +110,22 @@ class RunConfig(BaseModel):
         return list(dict.fromkeys(kinds))
 
 
+def make_run_backend(config: RunConfig) -> Any:
+    """The backend the config's `model:` names, built by the backends' factory (nothing
+    loads until it first generates)."""
+    from selfplay.backends import make_backend
+
+    m = config.model
+    options = dict(m.options)
+    if m.backend == "transformers":
+        options.setdefault("batch_size", m.batch_size)
+        options.setdefault("dtype", m.dtype)
+        options.setdefault("quantize", m.quantize)
+    if m.backend == "openai" and m.base_url:
+        options.setdefault("base_url", m.base_url)
+    return make_backend(m.backend, m.spec, **options)
+
+
 def check_scheduler_options(name: str, options: dict[str, Any]) -> None:
     """Refuse options the scheduler does not take (ValueError naming them)."""
     from curricula import make_scheduler, scheduler_names

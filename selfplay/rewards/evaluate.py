@@ -29,6 +29,8 @@ class EvalReport:
     samples: int
     pass_at_k: dict[str, float]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # 95% interval of pass@1 over problems (Wilson with one sample each, else a bootstrap).
+    interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,7 +39,27 @@ class EvalReport:
             "problems": self.problems,
             "samples": self.samples,
             "pass_at_k": self.pass_at_k,
+            "pass@1_interval": list(self.interval) if self.interval else None,
         }
+
+
+def pass1_interval(correct: list[list[bool]], z: float = 1.96) -> tuple[float, float] | None:
+    """A 95% interval of pass@1: Wilson's for one sample per problem (a binomial count), a
+    seeded bootstrap over problems for several."""
+    import numpy as np
+
+    if not correct:
+        return None
+    rates = np.array([sum(c) / len(c) for c in correct])
+    n = len(rates)
+    if all(len(c) == 1 for c in correct):
+        p = rates.mean()
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return round(float(max(0.0, centre - half)), 4), round(float(min(1.0, centre + half)), 4)
+    draws = np.random.default_rng(0).integers(0, n, size=(2000, n))
+    means = rates[draws].mean(axis=1)
+    return round(float(np.quantile(means, 0.025)), 4), round(float(np.quantile(means, 0.975)), 4)
 
 
 def default_ks(samples: int) -> tuple[int, ...]:
@@ -135,7 +157,13 @@ def evaluate_humaneval(
             )
         correct.append(passed)
     return EvalReport(
-        "humaneval", backend.model, len(problems), samples, pass_at_k(correct, ks), rows
+        "humaneval",
+        backend.model,
+        len(problems),
+        samples,
+        pass_at_k(correct, ks),
+        rows,
+        pass1_interval(correct),
     )
 
 
@@ -177,4 +205,12 @@ def evaluate_bank(
                 }
             )
         correct.append(passed)
-    return EvalReport(benchmark, backend.model, len(items), samples, pass_at_k(correct, ks), rows)
+    return EvalReport(
+        benchmark,
+        backend.model,
+        len(items),
+        samples,
+        pass_at_k(correct, ks),
+        rows,
+        pass1_interval(correct),
+    )

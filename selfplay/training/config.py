@@ -38,6 +38,7 @@ class DataSettings(BaseModel):
         default_factory=list, description="only these task kinds (empty: all)"
     )
     sources: list[str] = Field(default_factory=list, description="only these sources (empty: all)")
+    tasks: list[str] = Field(default_factory=list, description="only these task ids (empty: all)")
     min_pass_rate: float | None = Field(
         None, ge=0.0, le=1.0, description="only tasks solved at least this often"
     )

@@ -40,11 +40,16 @@ def solver_items(bank: Any, config: TrainConfig, exclude: set[str] = frozenset()
         max_solve_rate=d.max_pass_rate,
         reward=config.grpo.reward,
     )
-    items = [item for item in select(bank, options).items if item.task.id not in exclude]
+    wanted = set(d.tasks)
+    items = [
+        item
+        for item in select(bank, options).items
+        if item.task.id not in exclude and (not wanted or item.task.id in wanted)
+    ]
     if not items:
         raise TrainDataError(
-            "no task in the bank passes the training data filter (kinds, sources, pass-rate "
-            "bounds, held-out tasks); widen the filter or grow the bank with selfplay run"
+            "no task in the bank passes the training data filter (kinds, sources, task ids, "
+            "pass-rate bounds, held-out tasks); widen the filter or grow the bank with selfplay run"
         )
     return items
 

@@ -40,18 +40,23 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
     from trl import GRPOConfig, GRPOTrainer
 
     from curricula import make_scheduler
+    from selfplay.backends.models import model_label
     from selfplay.training.rollouts import CurriculumSampler, RolloutReward
     from selfplay.verifier import Verifier
 
     items = data.solver_items(bank, config, exclude)
     rows = data.grpo_rows(bank, items)
     task_ids = [row["task_id"] for row in rows]
-    scheduler = make_scheduler(config.grpo.scheduler, seed=config.seed)
+    # Whose attempts describe the policy: itself and the line of models it starts from.
+    line = [model_id, *bank.lineage(model_label(config.model))]
+    scheduler = make_scheduler(
+        config.grpo.scheduler, seed=config.seed, **config.grpo.scheduler_options
+    )
     graph = None
     if config.grpo.scheduler != "uniform":
         from curricula.inspect import bank_graph
 
-        graph = bank_graph(bank)[1].graph
+        graph = bank_graph(bank, solver=line)[1].graph
     verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
     rounds = [r["id"] for r in bank.rounds()]
     reward = RolloutReward(bank, model_id, verifier, step=max(rounds, default=0))
@@ -82,6 +87,7 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
                 repeat_count=self.num_iterations * a.steps_per_generation,
                 batches=a.max_steps,
                 graph=graph,
+                solvers=line,
             )
             return self.curriculum
 

@@ -37,8 +37,10 @@ class CurriculumSampler:
         repeat_count: int,
         batches: int,
         graph: Any = None,
+        solvers: list[str] | None = None,
     ) -> None:
         self.bank = bank
+        self.solvers = solvers  # whose attempts describe the policy (its line of models)
         self.task_ids = task_ids
         self.position = {task_id: i for i, task_id in enumerate(task_ids)}
         self.scheduler = scheduler
@@ -51,7 +53,7 @@ class CurriculumSampler:
 
     def pick(self) -> list[int]:
         """The scheduler's k tasks among the training tasks, on the bank's counters now."""
-        stats = self.bank.solve_stats()
+        stats = self.bank.solve_stats(self.solvers)
         stats = stats[stats.index.isin(self.position)]
         ids = self.scheduler.select(stats, min(self.k, len(stats)), graph=self.graph)
         self.picks.append(list(ids))

@@ -74,10 +74,7 @@ def trained_marker(path: str | Path) -> dict[str, Any] | None:
 
 def _check_out(out: Path, resume: bool) -> Path | None:
     """The checkpoint to resume from (None: start afresh); refuses a directory in use."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    checkpoints = out / "checkpoints"
-    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    last = _last_complete_checkpoint(out / "checkpoints")
     if last is not None and not resume:
         raise TrainError(
             f"{out} holds an unfinished training run; pass --resume to continue it or "
@@ -86,6 +83,43 @@ def _check_out(out: Path, resume: bool) -> Path | None:
     if last is None and out.exists() and any(p.name != "checkpoints" for p in out.iterdir()):
         raise TrainError(f"{out} exists and is not empty; choose another --out")
     return Path(last) if last else None
+
+
+def _last_complete_checkpoint(checkpoints: Path) -> Path | None:
+    """The newest checkpoint that was written to the end, removing any that were not.
+
+    TRL writes a checkpoint into its final directory file by file and `trainer_state.json`
+    last, so a run killed while saving leaves a directory without a readable state; resuming
+    from it would fail, and the one before it is complete.
+    """
+    if not checkpoints.is_dir():
+        return None
+    found = []
+    for path in checkpoints.iterdir():
+        name, _, step = path.name.rpartition("-")
+        if name == "checkpoint" and step.isdigit() and path.is_dir():
+            found.append((int(step), path))
+    for _, path in sorted(found, reverse=True):
+        try:
+            json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
+            return path
+        except (OSError, ValueError):
+            shutil.rmtree(path, ignore_errors=True)
+    return None
+
+
+def _checkpointing_option() -> str:
+    """transformers 5.x renamed `gradient_checkpointing` (the old name warns, then goes)."""
+    from dataclasses import fields
+
+    from transformers import TrainingArguments
+
+    names = {f.name for f in fields(TrainingArguments)}
+    return (
+        "activation_checkpointing"
+        if "activation_checkpointing" in names
+        else "gradient_checkpointing"
+    )
 
 
 def _precision(config: TrainConfig) -> tuple[bool, bool, Any]:
@@ -163,18 +197,6 @@ def train(
     model_id = model_id_for(out, config.method)
     base = local_model_dir(resolve_model(config.model))
     parent = (trained_marker(base) or {}).get("id")
-    if bank.model(model_id) is None or checkpoint is None:
-        bank.add_model(
-            ModelRecord(
-                id=model_id,
-                base=config.model,
-                method=config.method,
-                role=config.role,
-                path=str(out.resolve()),
-                parent=parent,
-                config=config.model_dump(),
-            )
-        )
     cuda, bf16, dtype = _precision(config)
     log: list[dict[str, Any]] = []
     common = {
@@ -195,17 +217,35 @@ def train(
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
         "model_init_kwargs": {"dtype": dtype},
+        # Recomputing activations saves memory a GPU may need; on a CPU it only costs time.
+        _checkpointing_option(): cuda,
     }
     job = methods.build(
         bank, config, base, model_id, common, _peft(config), exclude, proposer_gains, cuda
     )
+    # Recorded once the data is there (a run with nothing to train on leaves no record).
+    if bank.model(model_id) is None or checkpoint is None:
+        bank.add_model(
+            ModelRecord(
+                id=model_id,
+                base=config.model,
+                method=config.method,
+                role=config.role,
+                path=str(out.resolve()),
+                parent=parent,
+                config=config.model_dump(),
+            )
+        )
+    from transformers.trainer_callback import PrinterCallback
+
+    job.trainer.remove_callback(PrinterCallback)  # logs reach the result, not stdout
     job.trainer.add_callback(_callback(progress, log))
     dropped = 0
-    if checkpoint is not None and job.rollouts is not None:
-        # The steps after the checkpoint run again; their first rollouts must not count twice.
-        dropped = bank.drop_attempts_since(
-            model_id, os.path.getmtime(checkpoint / "trainer_state.json")
-        )
+    if job.rollouts is not None:
+        # The steps after the checkpoint (all of them, killed before the first one) run
+        # again; their first rollouts must not count twice.
+        since = os.path.getmtime(checkpoint / "trainer_state.json") if checkpoint else 0.0
+        dropped = bank.drop_attempts_since(model_id, since)
     try:
         job.trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     finally:

@@ -1,0 +1,133 @@
+"""`selfplay loop`: self-play rounds, training and evaluation, iteration after iteration.
+
+Thin: reads the config and flags, builds the verifier, runs `selfplay.engine.loop.Loop`,
+prints a table per iteration and writes the learning curve.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pipelines.common import BankOption, failure
+
+
+def _fail(message: str | Exception) -> typer.Exit:
+    return failure("loop", message)
+
+
+def _fmt(value: float | None, interval: list[float] | None = None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2f}" + (f" {interval[0]:.2f}-{interval[1]:.2f}" if interval else "")
+
+
+def table(rows: list[Any]) -> Any:
+    """One line per iteration, readable at 80 columns (pass@1 with its 95% interval)."""
+    from rich.table import Table
+
+    t = Table(title="selfplay loop (pass@1 with 95% interval)", show_header=True, pad_edge=False)
+    for column in ("it", "model", "new", "bank", "steps", "train", "held-out", "HumanEval",
+                   "hacks", "proposer"):  # fmt: skip
+        t.add_column(column, justify="left" if column in ("model", "proposer") else "right",
+                     no_wrap=column not in ("model", "proposer"))  # fmt: skip
+    for r in rows:
+        train = (f"R {r.train_reward:.2f}" if r.train_reward is not None else
+                 f"L {r.train_loss:.2f}" if r.train_loss is not None else "-")  # fmt: skip
+        t.add_row(
+            str(r.iteration),
+            Path(r.model).name if "/" in r.model else r.model,
+            str(r.admitted) if r.iteration else "-",
+            str(r.bank_tasks),
+            str(r.train_steps) if r.iteration else "-",
+            train,
+            _fmt(r.held_out, r.held_out_interval),
+            _fmt(r.humaneval, r.humaneval_interval),
+            _fmt(r.hack_signal_rate),
+            r.proposer,
+        )
+    t.caption = "new: tasks the round admitted; train: mean GRPO reward (R) or loss (L)"
+    return t
+
+
+def loop(
+    iterations: Annotated[
+        int | None, typer.Option(help="Iterations to run (config: iterations; default 1).", min=1)
+    ] = None,
+    bank: BankOption = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML config; flags override it.")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Starting model (config: run.model.spec; default bundled).")
+    ] = None,
+    method: Annotated[
+        str | None, typer.Option(help="Solver training: grpo, sft or dpo (default sft).")
+    ] = None,
+    curve: Annotated[
+        Path | None, typer.Option(help="Learning-curve PNG (default: <bank>.loop.png).")
+    ] = None,
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print the default config, documented, and exit."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+) -> None:
+    """Self-play, train, evaluate, repeat: each iteration a round with the current model, the
+    solver (and proposer) trained on the bank, and pass@1 on held-out tasks and HumanEval.
+    Resumable: run the same command again after a kill."""
+    from selfplay.engine import ConfigError, documented_yaml
+    from selfplay.engine.loop import LoopConfig, load_loop_config
+
+    if print_config:
+        typer.echo(documented_yaml(LoopConfig()), nl=False)
+        return
+    try:
+        cfg = load_loop_config(
+            config, iterations=iterations, **{"run.model.spec": model, "solver.method": method}
+        )
+    except ConfigError as e:
+        raise _fail(e) from None
+    from pipelines.train import check_train_dependencies
+
+    check_train_dependencies("loop")
+    rows, store_path = _run(cfg, bank)
+    from selfplay.engine.curve import plot_learning_curve
+
+    png = plot_learning_curve(rows, curve or store_path.with_name(store_path.stem + ".loop.png"))
+    if as_json:
+        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+    else:
+        from pipelines.console import stdout
+
+        stdout.print(table(rows))
+    typer.echo(f"learning curve: {png}", err=True)
+
+
+def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
+    from pipelines.progress import Progress
+    from pipelines.train import quiet_libraries
+    from selfplay.backends.base import BackendError
+    from selfplay.engine.loop import Loop
+    from selfplay.training import TrainDataError, TrainError
+    from selfplay.verifier import IsolationUnavailable, Verifier
+    from task_bank.importers import SourceError
+    from task_bank.store import Bank, BankError, default_bank_path
+
+    quiet_libraries()
+    bars = Progress()
+    v = cfg.run.verifier
+    try:
+        with Bank(bank_path or default_bank_path()) as store:
+            with Verifier(v.workers, v.timeout_s, v.memory_mb) as verifier, bars:
+                rows = Loop(store, verifier, cfg, progress=bars.update).run(cfg.iterations)
+            return rows, store.path
+    except KeyboardInterrupt:
+        typer.echo("selfplay loop: interrupted; run the same command again to resume.", err=True)
+        raise typer.Exit(130) from None
+    except (BackendError, BankError, IsolationUnavailable, SourceError, TrainError,
+            TrainDataError) as e:  # fmt: skip
+        raise _fail(e) from None

@@ -1,0 +1,140 @@
+"""`selfplay train`: fine-tune a model on a bank with TRL (GRPO, SFT or DPO) and LoRA.
+
+Thin: reads the config and flags, opens the bank, calls `selfplay.training.train`, prints
+what was trained and where it went.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pipelines.common import BankOption, failure
+
+TRAIN_INSTALL = "pip install 'selfplay[train]'"
+
+
+def _fail(message: str | Exception) -> typer.Exit:
+    return failure("train", message)
+
+
+def check_train_dependencies(command: str = "train") -> None:
+    """One sentence naming the pip command when TRL, peft or torch is missing."""
+    import importlib.util
+
+    for module in ("torch", "transformers", "trl", "peft"):
+        if importlib.util.find_spec(module) is None:
+            raise failure(
+                command, f"training needs the {module} package; install it with: {TRAIN_INSTALL}"
+            )
+
+
+def quiet_libraries() -> None:
+    """datasets' and transformers' own progress bars and notices off: ours report progress."""
+    import logging
+    import warnings
+
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("datasets").setLevel(logging.ERROR)
+    # TRL 1.16 still passes transformers' old gradient-checkpointing names; nothing to act on.
+    warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
+
+
+def train(
+    method: Annotated[
+        str | None, typer.Option(help="grpo, sft or dpo (config: method; default sft).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Model directory to write (created).")
+    ] = None,
+    bank: BankOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Model to start from: 'bundled', a .gguf file, a model directory."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML config; flags override it.")
+    ] = None,
+    role: Annotated[
+        str | None, typer.Option(help="solver (default) or proposer (method dpo).")
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Optimizer steps.", min=1)] = None,
+    lora: Annotated[
+        bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (default).")
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Continue the unfinished run in --out from its checkpoint.")
+    ] = False,
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print the default config, documented, and exit."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Fine-tune the solver (or the proposer) on the bank: GRPO with the curriculum, SFT on
+    verified solutions, DPO on pairs. Writes a model directory every --model accepts."""
+    from selfplay.engine import ConfigError, documented_yaml
+    from selfplay.training.config import TrainConfig, load_train_config
+
+    if print_config:
+        typer.echo(documented_yaml(TrainConfig()), nl=False)
+        return
+    if out is None:
+        raise _fail("give the model directory to write with --out.")
+    try:
+        cfg = load_train_config(
+            config,
+            method=method,
+            model=model,
+            role=role,
+            max_steps=max_steps,
+            **{"lora.enabled": lora},
+        )
+    except ConfigError as e:
+        raise _fail(e) from None
+    check_train_dependencies()
+    result = run_training(cfg, bank, out, resume=resume)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict() | {"log": result.log[-3:]}, indent=2))
+        return
+    reward = result.mean_reward
+    extra = f", mean reward {reward:.3f}, {result.rollouts} rollouts in the bank" if reward else ""
+    resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
+    typer.echo(
+        f"trained {result.model_id}: {result.method} on {result.rows} rows, {result.steps} steps"
+        f"{resumed}{extra}, {result.seconds:.0f} s\n"
+        f"model directory: {result.path}\n"
+        f"  selfplay eval bank --model {result.path}\n"
+        f"  selfplay run --model {result.path}"
+    )
+
+
+def run_training(cfg: Any, bank_path: Path | None, out: Path, **options: Any) -> Any:
+    """`selfplay.training.train` with progress on stderr and every error as one sentence."""
+    from pipelines.progress import Progress
+    from selfplay.backends.base import BackendError
+    from selfplay.training import TrainDataError, TrainError
+    from selfplay.training import train as train_model
+    from task_bank.store import Bank, BankError, default_bank_path
+
+    quiet_libraries()
+    bars = Progress()
+    try:
+        with Bank(bank_path or default_bank_path(), create=False) as store, bars:
+            return train_model(store, cfg, out, progress=bars.update, **options)
+    except KeyboardInterrupt:
+        typer.echo(
+            "selfplay train: interrupted; run the same command with --resume to continue.",
+            err=True,
+        )
+        raise typer.Exit(130) from None
+    except (TrainError, TrainDataError, BankError, BackendError) as e:
+        raise _fail(e) from None

@@ -1,0 +1,72 @@
+"""The loop's learning curve: one PNG, four panels, x axis in whole iterations.
+
+Held-out and HumanEval pass@1 with their 95% intervals; the training signal (mean GRPO
+reward, or mean loss for SFT/DPO); the bank's size and the tasks each round admitted; the
+share of the iteration's attempts and rollouts with a reward-hacking signal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    x = [r.iteration for r in rows]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    ax = axes[0, 0]
+    for name, label in (("held_out", "held-out split"), ("humaneval", "HumanEval")):
+        points = [(r.iteration, getattr(r, name), getattr(r, f"{name}_interval")) for r in rows]
+        points = [p for p in points if p[1] is not None]
+        if points:
+            xs, ys, cis = zip(*points, strict=True)
+            low = [y - (ci[0] if ci else y) for y, ci in zip(ys, cis, strict=True)]
+            high = [(ci[1] if ci else y) - y for y, ci in zip(ys, cis, strict=True)]
+            ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=label)
+    ax.set_ylim(0, 1)
+    ax.set_title("pass@1 (95% interval)")
+    ax.legend(loc="best")
+
+    ax = axes[0, 1]
+    rewards = [(r.iteration, r.train_reward) for r in rows if r.train_reward is not None]
+    losses = [(r.iteration, r.train_loss) for r in rows if r.train_loss is not None]
+    if rewards:
+        ax.plot(*zip(*rewards, strict=True), marker="o", label="mean GRPO reward")
+    if losses:
+        ax.plot(*zip(*losses, strict=True), marker="s", label="mean training loss")
+    ax.set_title("solver training")
+    if rewards or losses:
+        ax.legend(loc="best")
+
+    ax = axes[1, 0]
+    ax.plot(x, [r.bank_tasks for r in rows], marker="o", label="tasks in bank")
+    ax.set_ylabel("tasks in bank")
+    twin = ax.twinx()
+    twin.bar(x, [r.admitted for r in rows], alpha=0.3, color="tab:green", label="admitted")
+    twin.set_ylabel("admitted this round")
+    twin.set_ylim(bottom=0)
+    twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title("bank")
+
+    ax = axes[1, 1]
+    hacks = [(r.iteration, r.hack_signal_rate) for r in rows if r.hack_signal_rate is not None]
+    if hacks:
+        ax.plot(*zip(*hacks, strict=True), marker="o", color="tab:red")
+    ax.set_ylim(bottom=0)
+    ax.set_title("attempts with a reward-hacking signal")
+
+    for ax in axes.flat:
+        ax.set_xlabel("iteration")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,138 @@
+"""`selfplay loop` as a user runs it: real subprocesses, a real bank file, the real sandbox,
+real TRL on SmolLM2-135M. Killed mid-training and mid-evaluation, the same command continues
+and loses nothing it committed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from selfplay.engine.loop import LoopConfig
+from task_bank.store import Bank
+
+CONFIG = {
+    "iterations": 1,
+    "run": {
+        "kinds": ["deduction"],
+        "model": {"spec": "smollm2-135m"},
+        "proposer": {"proposals_per_kind": 2, "max_new_tokens": 96, "input_max_new_tokens": 32},
+        "solver": {"tasks": 2, "samples": 2, "max_new_tokens": 64, "literal_max_new_tokens": 24},
+    },
+    "solver": {"method": "sft", "max_steps": 2, "save_steps": 1, "data": {"kinds": ["deduction"]}},
+    "proposer": {"max_steps": 1},
+    "eval": {"held_out_fraction": 0.05, "humaneval_limit": 2, "max_new_tokens": 48},
+}
+
+
+def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "loop", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def one_sentence_error(res: subprocess.CompletedProcess, *needles: str) -> None:
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    for needle in needles:
+        assert needle in res.stderr, res.stderr
+
+
+def committed(bank: Path) -> set[tuple[int, str]]:
+    """The loop steps the bank holds, read the way another process would."""
+    if not bank.exists():
+        return set()
+    try:
+        with sqlite3.connect(f"file:{bank}?mode=ro", uri=True, timeout=5) as conn:
+            return set(conn.execute("SELECT iteration, step FROM loop_steps"))
+    except sqlite3.OperationalError:  # the table is not there yet
+        return set()
+
+
+def kill_when(command: list[str], ready, limit: float = 500) -> None:
+    """Start `selfplay loop`, SIGKILL it the moment `ready()` holds."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "loop", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + limit
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()
+
+
+def test_print_config_is_the_documented_default():
+    res = cli("--print-config")
+    assert res.returncode == 0, res.stderr
+    assert "# share of the bank's tasks held out when the loop starts" in res.stdout
+    assert LoopConfig.model_validate(yaml.safe_load(res.stdout)) == LoopConfig()
+
+
+def test_bad_config_is_one_sentence(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("eval:\n  held_out: 0.1\n")
+    one_sentence_error(
+        cli("--config", str(path), "--bank", str(tmp_path / "b.db")), "eval.held_out"
+    )
+    path.write_text("solver:\n  role: proposer\n  method: dpo\n")
+    one_sentence_error(cli("--config", str(path), "--bank", str(tmp_path / "b.db")), "proposer")
+    assert not (tmp_path / "b.db").exists()
+
+
+@pytest.mark.slow
+def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_path):
+    bank = tmp_path / "b.db"
+    config = tmp_path / "loop.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    command = ["--config", str(config), "--bank", str(bank)]
+    checkpoint = tmp_path / "b.models" / "iter-1-solver" / "checkpoints" / "checkpoint-1"
+
+    # 1. Killed once the round is committed and training has saved its first checkpoint.
+    kill_when(command, lambda: (checkpoint / "trainer_state.json").exists())
+    steps = committed(bank)
+    assert {(0, "held_out"), (0, "eval"), (1, "round")} <= steps
+    assert (1, "train.solver") not in steps
+
+    # 2. Killed as evaluation of the trained model starts.
+    kill_when(command, lambda: (1, "train.proposer") in committed(bank))
+    steps = committed(bank)
+    assert (1, "train.solver") in steps and (1, "eval") not in steps
+
+    # 3. The same command finishes the iteration.
+    res = cli(*command, "--json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert [r["iteration"] for r in rows] == [0, 1]
+    first = rows[1]
+    assert first["train_steps"] == 2 and first["train_loss"] is not None
+    assert first["held_out"] is not None and len(first["held_out_interval"]) == 2
+    assert first["humaneval"] is not None and first["bank_tasks"] >= rows[0]["bank_tasks"] > 0
+    assert Path(tmp_path / "b.loop.png").stat().st_size > 10_000
+
+    with Bank(bank) as store:
+        rounds = [r for r in store.rounds() if r["config"].get("selfplay")]
+        models = store.models()
+        loop_steps = store.loop_steps()
+    # One round, one solver model (resumed, not restarted), evaluated; nothing done twice.
+    assert len(rounds) == 1 and rounds[0]["finished_at"]
+    solver = [m for m in models if m.role == "solver"]
+    assert len(solver) == 1 and solver[0].status == "done" and solver[0].steps == 2
+    assert "held_out" in solver[0].evaluation
+    assert loop_steps[1]["train.solver"]["resumed_from"] == 1
+    assert loop_steps[1]["done"]["model"] in {m.path for m in models}
+    assert first["model"] == loop_steps[1]["done"]["model"]

@@ -1,0 +1,126 @@
+"""`selfplay.training.train` with real TRL and peft on SmolLM2-135M, on a real bank file."""
+
+from __future__ import annotations
+
+import pytest
+
+from curricula import register_scheduler
+from curricula.schedulers import Uniform
+from selfplay.backends import Sampling, make_backend
+from selfplay.backends.models import model_label
+from selfplay.export.select import ExportOptions, select
+from selfplay.rewards.evaluate import evaluate_bank
+from selfplay.training import TrainConfig, TrainDataError, TrainError, train
+from selfplay.verifier import Verifier
+from task_bank.store import Bank
+from task_bank.training import Proposal
+
+PICKS: list = []
+
+
+@register_scheduler("recording-grpo")
+class RecordingGrpo(Uniform):
+    """Uniform, and keeps how many rollouts of each task it saw at each pick."""
+
+    def select(self, stats, k, graph=None):
+        PICKS.append(int(stats["attempts"].sum()))
+        return super().select(stats, k, graph)
+
+
+def _weights(path: str) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(f"{path}/model.safetensors")
+
+
+@pytest.mark.slow
+def test_a_few_sft_steps_teach_exactly_the_tasks_trained_on(bank_file, tiny_model, tmp_path):
+    greedy = Sampling(temperature=0.0, max_new_tokens=48)
+    with Bank(bank_file) as bank, Verifier(workers=2) as verifier:
+        items = select(bank, ExportOptions(split="none", kinds=["deduction"])).items[:4]
+        ids = [item.task.id for item in items]
+
+        def pass_rate(model: str) -> float:
+            with make_backend("transformers", model) as backend:
+                return evaluate_bank(backend, verifier, items, sampling=greedy).pass_at_k["pass@1"]
+
+        before = pass_rate(tiny_model)
+        config = TrainConfig(
+            method="sft",
+            model="smollm2-135m",
+            max_steps=8,
+            learning_rate=2e-3,
+            data={"tasks": ids},
+        )
+        result = train(bank, config, tmp_path / "sft")
+        after = pass_rate(result.path)  # the checkpoint, loaded as any --model is
+        record = bank.model(result.model_id)
+    assert after >= before + 0.5, (before, after)
+    assert result.rows == 4 and result.steps == 8 and record.status == "done"
+    assert record.data["tasks"] == 4 and record.method == "sft" and record.steps == 8
+    assert model_label(result.path) == result.model_id
+    assert (tmp_path / "sft" / "adapter" / "adapter_config.json").is_file()
+    assert not (tmp_path / "sft" / "checkpoints").exists()
+    base, trained = _weights(tiny_model), _weights(result.path)
+    changed = [name for name in base if not base[name].float().equal(trained[name].float())]
+    assert changed and "model.layers.0.self_attn.q_proj.weight" in changed
+
+
+@pytest.mark.slow
+def test_grpo_asks_the_scheduler_for_each_batch_and_records_every_rollout(bank_file, tmp_path):
+    PICKS.clear()
+    config = TrainConfig(
+        method="grpo",
+        model="smollm2-135m",
+        max_steps=3,
+        save_steps=10,
+        data={"kinds": ["deduction"]},
+        grpo={"scheduler": "recording-grpo", "max_completion_length": 16},
+    )
+    with Bank(bank_file) as bank:
+        result = train(bank, config, tmp_path / "grpo")
+        made = bank.attempt_summary(result.model_id)[0]
+        record = bank.model(result.model_id)
+    # One prompt per step, two generations each: every rollout is in the bank, by the model.
+    assert result.rollouts == made == 6 and record.steps == 3
+    # The scheduler sees the policy's own line only (other solvers' attempts are not its
+    # record), and its rollouts as they arrive (the loader fetches one batch ahead).
+    assert len(PICKS) >= 3 and PICKS[0] == 0 and PICKS[2] >= 2, PICKS
+    assert any("reward" in entry for entry in result.log)
+
+
+@pytest.mark.slow
+def test_dpo_trains_the_solver_on_pairs_and_the_proposer_on_its_proposals(bank_file, tmp_path):
+    prompt = [{"role": "user", "content": "Write a new puzzle f."}]
+    with Bank(bank_file) as bank:
+        solver = train(bank, TrainConfig(method="dpo", model="smollm2-135m", max_steps=1),
+                       tmp_path / "dpo")  # fmt: skip
+        r = bank.start_round()
+        task = next(bank.tasks()).id
+        bank.add_proposals(
+            [
+                Proposal(r, "deduction", 0, prompt, "```python\ndef f(x):\n    return x\n", "admitted", task),
+                Proposal(r, "deduction", 1, prompt, "```python\ndef f(", "no_code"),
+            ]
+        )  # fmt: skip
+        config = TrainConfig(method="dpo", role="proposer", model=solver.path, max_steps=1)
+        proposer = train(bank, config, tmp_path / "proposer")
+        record = bank.model(proposer.model_id)
+    assert solver.rows >= 2 and solver.steps == 1  # the bank's passing/failing attempt pairs
+    assert proposer.rows == 1 and record.role == "proposer"
+    assert record.parent == solver.model_id  # trained from the solver's checkpoint
+
+
+def test_nothing_to_train_on_and_a_used_directory_are_one_sentence(bank_file, tmp_path):
+    with Bank(bank_file) as bank:
+        with pytest.raises(TrainDataError, match="no task in the bank passes"):
+            train(bank, TrainConfig(model="smollm2-135m", data={"tasks": ["nope"]}), tmp_path / "a")
+        with pytest.raises(TrainDataError, match="no proposer prompt"):
+            train(bank, TrainConfig(method="dpo", role="proposer", model="smollm2-135m"),
+                  tmp_path / "b")  # fmt: skip
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / "notes.txt").write_text("mine")
+        with pytest.raises(TrainError, match="exists and is not empty"):
+            train(bank, TrainConfig(model="smollm2-135m"), tmp_path / "c")
+        assert bank.models() == []  # nothing trained, nothing recorded
+    assert (tmp_path / "c" / "notes.txt").read_text() == "mine"
