@@ -161,6 +161,15 @@ class TrainingRecords:
             c.execute("DELETE FROM task_stats WHERE solver = ? AND attempts <= 0", (solver,))
             return sum(n for _, n, _ in rows)
 
+    def attempts_by(self, solver: str) -> list[tuple[str, float, float]]:
+        """(task id, time, reward) of each of `solver`'s attempts, oldest first; a GRPO
+        group's rollouts share their task and time (they are graded together)."""
+        rows = self.conn.execute(
+            "SELECT task_id, created_at, reward FROM attempts WHERE solver = ? ORDER BY id",
+            (solver,),
+        )
+        return [(task_id, created, reward) for task_id, created, reward in rows]
+
     def attempt_summary(self, solver: str) -> tuple[int, int, int]:
         """(attempts, successes, attempts with a hack signal) of one solver."""
         row = self.conn.execute(

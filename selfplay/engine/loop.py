@@ -282,7 +282,7 @@ class Loop:
             if items:
                 bank_eval = evaluate_bank(backend, self.verifier, items, sampling=sampling,
                                           benchmark="held_out", progress=self._phase("eval held-out"))  # fmt: skip
-                report["held_out"] = bank_eval.to_dict()
+                report["held_out"] = _with_solved(bank_eval)
             limit = e.humaneval_limit if e.humaneval_limit is not None else _humaneval_default()
             if limit:
                 from selfplay.rewards.evaluate import STOP
@@ -291,7 +291,7 @@ class Loop:
                     backend, self.verifier, limit=limit, progress=self._phase("eval humaneval"),
                     sampling=Sampling(temperature=0.0, max_new_tokens=e.max_new_tokens, stop=STOP),
                 )  # fmt: skip
-                report["humaneval"] = he.to_dict()
+                report["humaneval"] = _with_solved(he)
         finally:
             backend.close()
         from selfplay.backends.models import model_label
@@ -344,6 +344,12 @@ class Loop:
             )  # fmt: skip
             rows.append(row)
         return rows
+
+
+def _with_solved(report: Any) -> dict[str, Any]:
+    """The report with the problems solved by name, so two iterations compare paired."""
+    solved = sorted({r["task_id"] for r in report.rows if r["passed"]})
+    return report.to_dict() | {"solved": solved}
 
 
 def _humaneval_default() -> int:

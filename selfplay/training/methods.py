@@ -18,6 +18,14 @@ class Job:
     data: dict[str, Any] = field(default_factory=dict)
     resources: list[Any] = field(default_factory=list)
 
+    def overhead(self) -> dict[str, float]:
+        """Seconds selfplay added to a GRPO run: grading, bank writes, scheduler picks."""
+        if self.rollouts is None:
+            return {}
+        sampler = getattr(self.trainer, "curriculum", None)
+        pick = sampler.seconds if sampler is not None else 0.0
+        return {k: round(v, 3) for k, v in (self.rollouts.seconds | {"pick": pick}).items()}
+
     def close(self) -> None:
         for resource in self.resources:
             resource.close()

@@ -50,13 +50,16 @@ class CurriculumSampler:
         self.batches = batches
         self.graph = graph
         self.picks: list[list[str]] = []  # what was picked, batch by batch (for reports)
+        self.seconds = 0.0  # spent reading the counters and asking the scheduler
 
     def pick(self) -> list[int]:
         """The scheduler's k tasks among the training tasks, on the bank's counters now."""
+        started = time.perf_counter()
         stats = self.bank.solve_stats(self.solvers)
         stats = stats[stats.index.isin(self.position)]
         ids = self.scheduler.select(stats, min(self.k, len(stats)), graph=self.graph)
         self.picks.append(list(ids))
+        self.seconds += time.perf_counter() - started
         return [self.position[i] for i in ids]
 
     def __iter__(self) -> Iterator[int]:
@@ -84,11 +87,15 @@ class RolloutReward:
         self.step = step  # the bank's step (round) the rollouts belong to
         self.__name__ = "selfplay_reward"  # TRL names the reward's log columns by this
         self.recorded = 0
+        self.seconds = {"grade": 0.0, "record": 0.0}  # where the reward's time goes
 
     def __call__(self, prompts: list[Any], completions: list[Any], **kwargs: Any) -> list:
         texts = [strip_special_tokens(completion_text(c)) for c in completions]
         labels, task_ids = list(kwargs["ground_truth"]), list(kwargs["task_id"])
+        started = time.perf_counter()
         scores = grade_responses(texts, labels, self.verifier)
+        graded = time.perf_counter()
+        self.seconds["grade"] += graded - started
         now = time.time()
         self.bank.add_attempts(
             Attempt(
@@ -106,6 +113,7 @@ class RolloutReward:
             if score.gradable
         )
         self.recorded += sum(s.gradable for s in scores)
+        self.seconds["record"] += time.perf_counter() - graded
         log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
         if callable(log_extra):
             log_extra("selfplay_reason", [s.reason for s in scores])

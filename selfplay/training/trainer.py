@@ -47,6 +47,8 @@ class TrainResult:
     seconds: float = 0.0
     parent: str | None = None
     log: list[dict[str, Any]] = field(default_factory=list)
+    # GRPO: seconds spent grading rollouts, writing them to the bank and picking batches.
+    overhead: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -264,6 +266,7 @@ def train(
         seconds=round(time.perf_counter() - started, 2),
         parent=parent,
         log=log,
+        overhead=job.overhead(),
     )
     _save(job.trainer, out, {"id": model_id, "base": config.model, "result": result.to_dict()})
     bank.finish_model(model_id, steps, {"rows": job.rows, **job.data})
