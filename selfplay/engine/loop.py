@@ -307,43 +307,48 @@ class Loop:
     # ---- what it did ----------------------------------------------------------------
 
     def rows(self) -> list[IterationRow]:
-        from task_bank.stats import hack_signals
+        return iteration_rows(self.bank)
 
-        hacks = hack_signals(self.bank)
-        rows = []
-        for iteration, steps in sorted(self.bank.loop_steps().items()):
-            if "eval" not in steps:
-                continue
-            ev = steps["eval"]
-            row = IterationRow(iteration, ev["model"], bank_tasks=ev.get("bank_tasks", 0))
-            for name, key in (("held_out", "held_out"), ("humaneval", "humaneval")):
-                if name in ev:
-                    setattr(row, key, ev[name]["pass_at_k"].get("pass@1"))
-                    setattr(row, f"{key}_interval", ev[name].get("pass@1_interval"))
-            if "round" in steps:
-                summary = steps["round"]["summary"] or {}
-                row.round = steps["round"]["round"]
-                row.admitted = summary.get("admitted", 0)
-                row.bank_tasks = summary.get("bank_tasks", 0)
-            solver = steps.get("train.solver") or {}
-            row.train_steps = solver.get("steps", 0)
-            log = solver.get("log") or []
-            rewards = [x["reward"] for x in log if "reward" in x]
-            losses = [x["loss"] for x in log if "loss" in x]
-            row.train_reward = sum(rewards) / len(rewards) if rewards else None
-            row.train_loss = sum(losses) / len(losses) if losses else None
-            # Attempts of the round and rollouts of training with a hack signal, over both.
-            seen = [hacks["by_round"].get(str(row.round)), hacks["by_solver"].get(
-                str(solver.get("model_id")))]  # fmt: skip
-            n = sum(x["attempts"] for x in seen if x)
-            row.hack_signal_rate = sum(x["with_signals"] for x in seen if x) / n if n else None
-            proposer = steps.get("train.proposer") or {}
-            row.proposer = (
-                f"{proposer['steps']} steps" if "steps" in proposer else
-                "skipped" if "skipped" in proposer else "-"
-            )  # fmt: skip
-            rows.append(row)
-        return rows
+
+def iteration_rows(bank: Any) -> list[IterationRow]:
+    """Every evaluated iteration of the loop a bank holds (iteration 0: the starting model)."""
+    from task_bank.stats import hack_signals
+
+    hacks = hack_signals(bank)
+    rows = []
+    for iteration, steps in sorted(bank.loop_steps().items()):
+        if "eval" not in steps:
+            continue
+        ev = steps["eval"]
+        row = IterationRow(iteration, ev["model"], bank_tasks=ev.get("bank_tasks", 0))
+        for name, key in (("held_out", "held_out"), ("humaneval", "humaneval")):
+            if name in ev:
+                setattr(row, key, ev[name]["pass_at_k"].get("pass@1"))
+                setattr(row, f"{key}_interval", ev[name].get("pass@1_interval"))
+        if "round" in steps:
+            summary = steps["round"]["summary"] or {}
+            row.round = steps["round"]["round"]
+            row.admitted = summary.get("admitted", 0)
+            row.bank_tasks = summary.get("bank_tasks", 0)
+        solver = steps.get("train.solver") or {}
+        row.train_steps = solver.get("steps", 0)
+        log = solver.get("log") or []
+        rewards = [x["reward"] for x in log if "reward" in x]
+        losses = [x["loss"] for x in log if "loss" in x]
+        row.train_reward = sum(rewards) / len(rewards) if rewards else None
+        row.train_loss = sum(losses) / len(losses) if losses else None
+        # Attempts of the round and rollouts of training with a hack signal, over both.
+        seen = [hacks["by_round"].get(str(row.round)), hacks["by_solver"].get(
+            str(solver.get("model_id")))]  # fmt: skip
+        n = sum(x["attempts"] for x in seen if x)
+        row.hack_signal_rate = sum(x["with_signals"] for x in seen if x) / n if n else None
+        proposer = steps.get("train.proposer") or {}
+        row.proposer = (
+            f"{proposer['steps']} steps" if "steps" in proposer else
+            "skipped" if "skipped" in proposer else "-"
+        )  # fmt: skip
+        rows.append(row)
+    return rows
 
 
 def _with_solved(report: Any) -> dict[str, Any]:

@@ -22,5 +22,6 @@ def test_curriculum_notebook_executes(tmp_path, monkeypatch):
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert "tasks" in text and "attempted" in text
+    assert "no selfplay loop iterations yet" in text  # the built bank ran no loop
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 4  # graph, learnability, rounds, simulation

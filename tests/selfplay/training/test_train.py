@@ -124,3 +124,29 @@ def test_nothing_to_train_on_and_a_used_directory_are_one_sentence(bank_file, tm
             train(bank, TrainConfig(model="smollm2-135m"), tmp_path / "c")
         assert bank.models() == []  # nothing trained, nothing recorded
     assert (tmp_path / "c" / "notes.txt").read_text() == "mine"
+
+
+def _gpu_with_vllm() -> bool:
+    import importlib.util
+
+    import torch
+
+    return torch.cuda.is_available() and importlib.util.find_spec("vllm") is not None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not _gpu_with_vllm(), reason="needs a CUDA GPU and vllm (pip install 'selfplay[vllm]')"
+)
+def test_grpo_generates_its_rollouts_with_vllm_on_a_gpu(bank_file, tmp_path):
+    config = TrainConfig(
+        method="grpo",
+        model="smollm2-135m",
+        max_steps=2,
+        data={"kinds": ["deduction"]},
+        grpo={"use_vllm": "yes", "max_completion_length": 32},
+    )
+    with Bank(bank_file) as bank:
+        result = train(bank, config, tmp_path / "grpo-vllm")
+        made = bank.attempt_summary(result.model_id)[0]
+    assert result.steps == 2 and result.rollouts == made == 4
