@@ -60,6 +60,18 @@ def summary(bank: Bank) -> dict[str, Any]:
         },
         "rounds": {"total": rounds[0], "finished": rounds[1]},
         "hack_signals": hacks,
+        # Models trained on this bank (selfplay train / loop): which solver is which.
+        "models": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "method": m.method,
+                "from": m.parent or m.base,
+                "steps": m.steps,
+                "status": m.status,
+            }  # fmt: skip
+            for m in bank.models()
+        ],
     }
 
 

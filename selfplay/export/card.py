@@ -106,11 +106,21 @@ def _provenance(bank_summary: dict[str, Any]) -> str:
     rounds = bank_summary.get("rounds", {})
     attempts = bank_summary.get("attempts", {})
     solvers = ", ".join(sorted(attempts.get("by_solver", {}))) or "none"
-    return (
+    text = (
         f"The bank holds {rounds.get('finished', 0)} finished self-play rounds and "
         f"{attempts.get('total', 0)} solver attempts ({attempts.get('successes', 0)} passing; "
         f"solvers: {solvers})."
     )
+    models = bank_summary.get("models") or []
+    if models:
+        rows = [(m["id"], m["role"], m["method"], m["from"], m["steps"], m["status"])
+                for m in models]  # fmt: skip
+        text += (
+            " Models trained on the bank (a solver named above by one of these ids is that "
+            "checkpoint):\n\n"
+            + _table(("model", "role", "method", "trained from", "steps", "status"), rows)
+        )
+    return text
 
 
 def _hack_signals(hacks: dict[str, Any]) -> str:

@@ -106,3 +106,27 @@ def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(bank_path, tmp_
     with pytest.raises(ExportError):
         export_bank(bank_path, "verl", out, ExportOptions(kinds=["codegen"], min_solve_rate=1.0))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_the_card_names_the_models_trained_on_the_bank(bank_path, tmp_path):
+    import shutil
+
+    from task_bank.store import Bank
+    from task_bank.training import ModelRecord
+
+    copy = tmp_path / "bank.db"
+    shutil.copy(bank_path, copy)
+    _, before = split_card(
+        (
+            export_bank(copy, "trl", tmp_path / "a", ExportOptions())
+            and tmp_path / "a" / "README.md"
+        ).read_text()
+    )
+    assert "Models trained on the bank" not in before
+    with Bank(copy) as bank:
+        bank.add_model(ModelRecord(id="iter-1-solver-sft-0123abcd", base="bundled", method="sft",
+                                   role="solver", path=str(tmp_path / "m")))  # fmt: skip
+        bank.finish_model("iter-1-solver-sft-0123abcd", 16)
+    export_bank(copy, "trl", tmp_path / "b", ExportOptions())
+    _, body = split_card((tmp_path / "b" / "README.md").read_text())
+    assert "| iter-1-solver-sft-0123abcd | solver | sft | bundled | 16 | done |" in body
