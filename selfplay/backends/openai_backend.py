@@ -8,6 +8,11 @@ A prefill is sent as a final assistant message with vllm's `continue_final_messa
 extension (also understood by `selfplay.backends.serve`); servers without it reject the
 request or ignore the flag.
 
+`base_url` may name several servers (a list, or URLs separated by commas): prompts are
+spread over them in turn, each server with `concurrency` requests in flight, and a prompt
+whose server cannot be reached goes to the next one (counted in `failovers`). This is how
+generation uses several GPU nodes without Ray: one `vllm serve` per node.
+
 The API reports tokens per request (`usage.completion_tokens`), not per choice: with n > 1
 the count is shared among the choices in proportion to their text length.
 """
@@ -25,6 +30,7 @@ from typing import Any
 from selfplay.backends.base import Backend, BackendError, Completion, Prompt, Sampling
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+DOWN_FOR_S = 30.0
 
 
 class OpenAIBackend(Backend):
@@ -36,7 +42,7 @@ class OpenAIBackend(Backend):
         self,
         model: str = "default",
         *,
-        base_url: str | None = None,
+        base_url: str | list[str] | None = None,
         api_key: str | None = None,
         timeout_s: float = 600.0,
         concurrency: int = 8,
@@ -44,17 +50,24 @@ class OpenAIBackend(Backend):
     ) -> None:
         super().__init__(model)
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.base_url = base_url.rstrip("/")
+        urls = base_url.split(",") if isinstance(base_url, str) else list(base_url)
+        self.base_urls = [u.strip().rstrip("/") for u in urls if u.strip()]
+        if not self.base_urls:
+            raise ValueError("base_url names no server")
+        self.base_url = self.base_urls[0]
+        self.failovers = 0
+        self._down: dict[str, float] = {}  # server -> until when it counts as down
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY")
         self.timeout_s, self.concurrency, self.retries = timeout_s, max(1, concurrency), retries
 
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(prompts))) as pool:
-            return list(pool.map(lambda p: self._chat(p, n, sampling), prompts))
+        workers = min(self.concurrency * len(self.base_urls), len(prompts))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda ip: self._chat(*ip, n, sampling), enumerate(prompts)))
 
-    def _chat(self, prompt: Prompt, n: int, sampling: Sampling) -> list[Completion]:
+    def _chat(self, index: int, prompt: Prompt, n: int, sampling: Sampling) -> list[Completion]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": list(prompt.messages),
@@ -70,7 +83,7 @@ class OpenAIBackend(Backend):
         if prompt.prefill:
             body["messages"].append({"role": "assistant", "content": prompt.prefill})
             body |= {"continue_final_message": True, "add_generation_prompt": False}
-        reply = self._post("/chat/completions", body)
+        reply = self._post_any(index, "/chat/completions", body)
         try:
             choices = sorted(reply["choices"], key=lambda c: c.get("index", 0))
             texts = [c["message"]["content"] or "" for c in choices]
@@ -87,13 +100,31 @@ class OpenAIBackend(Backend):
             for text, tokens, reason in zip(texts, _share(used, texts), reasons, strict=True)
         ]
 
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    def _post_any(self, index: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to prompt `index`'s server; if it cannot be reached, to the next ones."""
+        urls = self.base_urls
+        order = [urls[(index + k) % len(urls)] for k in range(len(urls))]
+        # A server found down is tried last for a while, so its prompts stop paying retries.
+        now = time.monotonic()
+        order.sort(key=lambda url: self._down.get(url, 0.0) > now)
+        for k, url in enumerate(order):
+            try:
+                return self._post(path, body, url)
+            except _Unreachable as exc:
+                if k == len(order) - 1:
+                    raise BackendError(str(exc)) from exc
+                self._down[url] = time.monotonic() + DOWN_FOR_S
+                self.failovers += 1  # a lost update under threads only undercounts
+        raise AssertionError("unreachable")
+
+    def _post(self, path: str, body: dict[str, Any], base_url: str | None = None) -> dict[str, Any]:
+        base_url = base_url or self.base_url
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         data = json.dumps(body).encode()
         for attempt in range(self.retries + 1):
-            request = urllib.request.Request(self.base_url + path, data, headers, method="POST")
+            request = urllib.request.Request(base_url + path, data, headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                     return json.loads(response.read())
@@ -101,20 +132,24 @@ class OpenAIBackend(Backend):
                 detail = exc.read().decode(errors="replace")[:300]
                 if exc.code < 500 or attempt == self.retries:
                     raise BackendError(
-                        f"{self.base_url}{path} answered HTTP {exc.code}: {detail}"
+                        f"{base_url}{path} answered HTTP {exc.code}: {detail}"
                     ) from exc
             except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
                 if attempt == self.retries:
                     reason = getattr(exc, "reason", exc)
-                    raise BackendError(
-                        f"cannot reach the OpenAI-compatible server at {self.base_url} "
+                    raise _Unreachable(
+                        f"cannot reach the OpenAI-compatible server at {base_url} "
                         f"({reason}); start one (for example `vllm serve MODEL`) or pass "
                         f"base_url"
                     ) from exc
             except json.JSONDecodeError as exc:
-                raise BackendError(f"{self.base_url}{path} answered with invalid JSON") from exc
+                raise BackendError(f"{base_url}{path} answered with invalid JSON") from exc
             time.sleep(0.5 * 2**attempt)  # a restarting or overloaded server gets a moment
         raise AssertionError("unreachable")
+
+
+class _Unreachable(BackendError):
+    """The server did not answer at all (as opposed to answering with an error)."""
 
 
 def _share(total: int, texts: list[str]) -> list[int]:

@@ -134,3 +134,29 @@ def test_a_real_model_served_over_http_answers_like_the_model_in_process():
     assert [[c.text for c in r] for r in remote] == [[c.text for c in r] for r in direct]
     assert [[c.tokens for c in r] for r in remote] == [[c.tokens for c in r] for r in direct]
     assert all(c.text for r in remote for c in r)
+
+
+def test_several_servers_share_the_prompts_and_a_dead_one_is_passed_over():
+    seen: dict[str, list[str]] = {"a": [], "b": []}
+
+    def recorder(name):
+        def answer(prompt, index):
+            seen[name].append(prompt.messages[-1]["content"])
+            return f"{name}:{prompt.messages[-1]['content']}"
+
+        return answer
+
+    with (
+        ChatServer(ScriptedBackend(script=recorder("a")), port=0, model_name="m") as a,
+        ChatServer(ScriptedBackend(script=recorder("b")), port=0, model_name="m") as b,
+    ):
+        backend = make_backend("openai", "m", base_url=f"{a.url},{b.url}", retries=0)
+        prompts = [Prompt.user(f"q{i}") for i in range(6)]
+        texts = [r[0].text for r in backend.generate(prompts)]
+        # In order, and spread over both servers in turn.
+        assert [t.split(":")[1] for t in texts] == [f"q{i}" for i in range(6)]
+        assert sorted(seen["a"]) == ["q0", "q2", "q4"] and sorted(seen["b"]) == ["q1", "q3", "q5"]
+        b.close()
+        texts = [r[0].text for r in backend.generate(prompts)]
+    assert texts == [f"a:q{i}" for i in range(6)]  # every prompt answered by the live one
+    assert backend.failovers >= 1
