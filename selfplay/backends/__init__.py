@@ -1,4 +1,5 @@
-"""Model backends: one interface, `Backend.generate(prompts, n, sampling)`, four engines.
+"""Model backends: one interface, `Backend.generate(prompts, n, sampling)`, four engines
+(and `ray`, which runs any of them as actors over a cluster).
 
     from selfplay.backends import Prompt, Sampling, make_backend
     with make_backend("transformers", "bundled") as backend:
@@ -47,6 +48,8 @@ BACKENDS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     ),
     "openai": ("selfplay.backends.openai_backend", "OpenAIBackend", (), ""),
     "scripted": ("selfplay.backends.scripted", "ScriptedBackend", (), ""),
+    # Any of the above as Ray actors over a cluster (`selfplay run --ray ADDRESS`).
+    "ray": ("selfplay.backends.ray_backend", "RayBackend", ("ray",), "pip install 'selfplay[ray]'"),
 }
 
 

@@ -50,6 +50,14 @@ class ModelConfig(BaseModel):
     options: dict[str, Any] = Field(
         default_factory=dict, description="extra keyword arguments for the backend"
     )
+    ray: str | None = Field(
+        None,
+        description="run the backend as engines on this Ray cluster ('local', an address, "
+        "'auto'); null: in this process",
+    )
+    ray_engines: int | None = Field(
+        None, ge=1, description="engines on Ray (null: one per GPU for vllm, else one)"
+    )
 
 
 class VerifierConfig(BaseModel):
@@ -123,6 +131,9 @@ def make_run_backend(config: RunConfig) -> Any:
         options.setdefault("quantize", m.quantize)
     if m.backend == "openai" and m.base_url:
         options.setdefault("base_url", m.base_url)
+    if m.ray:
+        return make_backend("ray", m.spec, engine=m.backend, engines=m.ray_engines,
+                            address=m.ray, engine_options=options)  # fmt: skip
     return make_backend(m.backend, m.spec, **options)
 
 
