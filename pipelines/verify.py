@@ -14,6 +14,7 @@ import typer
 
 from pipelines.common import failure
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
+from selfplay.verifier.cluster import RayUnavailable, RayVerifier
 from selfplay.verifier.records import invalid
 
 PROGRESS_MIN_ROWS = 200
@@ -54,6 +55,17 @@ def verify(
     require_isolation: Annotated[
         bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Grade on a Ray cluster: its address, or 'local' to start one on loopback.",
+        ),
+    ] = None,
+    actors: Annotated[
+        int,
+        typer.Option(help="With --ray: verifier actors (default: one per node).", min=0),
+    ] = 0,
 ) -> None:
     """Grade programs against their tests in the sandbox; one verdict per input row."""
     try:
@@ -72,17 +84,24 @@ def verify(
             total = None
     counts: Counter[str] = Counter()
     start = time.perf_counter()
-    try:
-        with Verifier(
+    if ray is None:
+        verifier = Verifier(
             workers or None, timeout, memory_mb, require_isolation=require_isolation
-        ) as v:
+        )
+    else:
+        verifier = RayVerifier(
+            ray, actors or None, workers or None, timeout, memory_mb,
+            require_isolation=require_isolation,
+        )  # fmt: skip
+    try:
+        with verifier as v:
             with _progress(total) as advance:
                 for verdict in v.grade_iter(_rows(src)):
                     dst.write(json.dumps(verdict.to_dict()) + "\n")
                     counts[verdict.status] += 1
                     advance()
-    except IsolationUnavailable as e:
-        raise _fail(f"{e}.") from None
+    except (IsolationUnavailable, RayUnavailable) as e:
+        raise _fail(e) from None
     except UnicodeDecodeError:
         raise _fail(f"{input} is not UTF-8 text.") from None
     finally:
@@ -90,7 +109,7 @@ def verify(
             dst.close()
         if src is not sys.stdin:
             src.close()
-    _summary(counts, time.perf_counter() - start)
+    _summary(counts, time.perf_counter() - start, getattr(verifier, "retried", 0))
 
 
 class _progress:
@@ -119,7 +138,7 @@ class _progress:
             self.bar.__exit__(*exc)
 
 
-def _summary(counts: Counter, elapsed: float) -> None:
+def _summary(counts: Counter, elapsed: float, retried: int = 0) -> None:
     from rich.table import Table
 
     from pipelines.console import stderr
@@ -132,3 +151,5 @@ def _summary(counts: Counter, elapsed: float) -> None:
         if counts[status]:
             table.add_row(status, str(counts[status]))
     stderr.print(table)
+    if retried:
+        stderr.print(f"{retried} rows were sent again after a Ray actor died")

@@ -1,0 +1,66 @@
+"""`selfplay verify --ray` as a user runs it: a real subprocess, a real loopback Ray cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def humaneval_rows() -> list[dict]:
+    """The 492 rows of `benchmarks/verify_humaneval.py`: canonical, empty and swapped."""
+    spec = importlib.util.spec_from_file_location("bench", ROOT / "benchmarks/verify_humaneval.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    triples = bench.make_rows(bench.load_problems())
+    return [bench.to_verifier_row(i, p, c) for i, (p, c, _) in enumerate(triples)]
+
+
+def selfplay(*args: str, code: str = "") -> subprocess.CompletedProcess:
+    # `code` runs first in the child (to hide Ray from it); the CLI then runs as installed.
+    program = f"import sys\n{code}\nimport sys\nfrom pipelines.cli import main\nsys.argv[0] = 'selfplay'\nmain()"
+    return subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def verdicts(path: Path) -> list[dict]:
+    out = [json.loads(line) for line in path.read_text().splitlines()]
+    for v in out:
+        del v["duration_s"]
+    return out
+
+
+@pytest.mark.slow
+def test_ray_local_gives_the_local_verdicts_on_humaneval(tmp_path):
+    rows = tmp_path / "humaneval.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in humaneval_rows()) + "{broken\n")
+    local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    res = selfplay("verify", str(rows), "-o", str(local), "--timeout", "5")
+    assert res.returncode == 0, res.stderr
+    res = selfplay("verify", str(rows), "-o", str(remote), "--timeout", "5", "--ray", "local")
+    assert res.returncode == 0, res.stderr
+    assert "493 rows" in res.stderr and "sent again" not in res.stderr
+    expected = verdicts(local)
+    assert len(expected) == 493 and verdicts(remote) == expected
+    # Canonical solutions pass, emptied ones do not: the comparison is not vacuous.
+    assert [v["passed"] for v in expected[0:6:3]] == [True, True]
+    assert [v["passed"] for v in expected[1:6:3]] == [False, False]
+
+
+def test_without_ray_the_option_names_the_install_command(tmp_path):
+    rows = tmp_path / "one.jsonl"
+    rows.write_text(json.dumps({"id": "a", "program": "x = 1\n", "tests": []}) + "\n")
+    res = selfplay(
+        "verify", str(rows), "-o", "-", "--ray", "local", code="sys.modules['ray'] = None"
+    )
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and not res.stdout
+    assert len(lines) == 1 and lines[0].startswith("selfplay verify: "), res.stderr
+    assert "pip install 'selfplay[ray]'" in lines[0]
