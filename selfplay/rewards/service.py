@@ -35,6 +35,12 @@ from selfplay.rewards.grade import Score, grade_responses
 MAX_BODY = 256 * 1024 * 1024  # bytes; a request beyond it is refused before it is read
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    # Rollout workers connect all at once: the default backlog of 5 drops connections.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class BadRequest(ValueError):
     """A request the server cannot grade; the message is one sentence."""
 
@@ -57,8 +63,7 @@ class RewardServer:
         self.verifier, self.token = verifier, token
         self.max_batch, self.gather_s = max_batch, gather_s
         self._queue: queue.Queue[tuple[list[str], list[Any], Future] | None] = queue.Queue()
-        self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _HTTPServer((host, port), _handler_for(self))
         self._threads: list[threading.Thread] = []
         self.batches = 0  # grade_responses calls so far (how well requests were gathered)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import sys
 import threading
 from collections.abc import Iterable, Iterator
@@ -62,6 +63,7 @@ def connect(address: str | None) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
+    _reachable(address)
     try:
         if address == "local":
             for key, value in LOOPBACK_ENV.items():
@@ -74,6 +76,20 @@ def connect(address: str | None) -> bool:
         reason = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
         raise RayUnavailable(f"cannot connect to the Ray cluster {where}: {reason}") from None
     return True
+
+
+def _reachable(address: str | None) -> None:
+    """Fail fast on a `host:port` nobody listens on: Ray itself keeps retrying for minutes."""
+    host, _, port = (address or "").rpartition(":")
+    if not host or "/" in host or not port.isdigit():
+        return  # "local", "auto", "ray://...", or for Ray to read
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
+        raise RayUnavailable(
+            f"cannot connect to the Ray cluster at {address}: {reason.rstrip('.').lower()}"
+        ) from None
 
 
 class _Grader:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,16 @@ def test_without_ray_the_option_names_the_install_command(tmp_path):
     assert res.returncode == 2 and not res.stdout
     assert len(lines) == 1 and lines[0].startswith("selfplay verify: "), res.stderr
     assert "pip install 'selfplay[ray]'" in lines[0]
+
+
+def test_an_address_nobody_listens_on_is_one_sentence(tmp_path):
+    rows = tmp_path / "one.jsonl"
+    rows.write_text(json.dumps({"id": "a", "program": "x = 1\n", "tests": []}) + "\n")
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{free.getsockname()[1]}"
+    free.close()  # bound, never listened: nothing answers there
+    res = selfplay("verify", str(rows), "-o", "-", "--ray", address)
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"selfplay verify: cannot connect to the Ray cluster at {address}")
