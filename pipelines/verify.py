@@ -50,7 +50,10 @@ def verify(
         int, typer.Option(help="Default memory limit per row, MiB.", min=16)
     ] = 1024,
     workers: Annotated[
-        int, typer.Option(help="Sandboxed worker processes (default: CPU count).", min=0)
+        int,
+        typer.Option(
+            help="Sandboxed worker processes (with --ray: per actor; default: CPU count).", min=0
+        ),
     ] = 0,
     require_isolation: Annotated[
         bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")

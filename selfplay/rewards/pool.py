@@ -14,7 +14,9 @@ one on loopback) and the pool is a `RayVerifier` with one actor per node; unset,
 the cluster this process is already connected to (a Ray worker, as verl's and OpenRLHF's reward
 code runs, or a driver that called `ray.init`), so a job grades on every node with no code
 change; "off" keeps grading on this machine. Ray is never imported for the check: a process
-that has not imported it is not connected. Each process with a pool has its own actors.
+that has not imported it is not connected. Each process with a pool has its own actors. A
+child forked from a process connected to Ray grades on this machine (a Ray connection does not
+survive a fork).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 _lock = threading.Lock()
 _pools: dict[tuple, Verifier | RayVerifier] = {}
 _owner = os.getpid()
+_ray_forked = False  # this process is a fork of one connected to Ray
 JOINED = "joined"  # the cluster this process is already connected to
 OFF = ("off", "none", "0", "false", "no")
 
@@ -52,7 +55,7 @@ def ray_target() -> str | None:
     """The Ray cluster rewards grade on: an address, "local", `JOINED`, or None for this
     machine (see the module's docstring)."""
     address = os.environ.get("SELFPLAY_RAY_ADDRESS", "").strip()
-    if address.lower() in OFF:
+    if address.lower() in OFF or _ray_forked:
         return None
     if address:
         return address
@@ -97,10 +100,13 @@ def close_shared() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _owner
+    global _lock, _owner, _ray_forked
     _lock = threading.Lock()  # another thread may have held it at the fork
     _pools.clear()
     _owner = os.getpid()
+    # A Ray connection does not survive a fork: the child's copy looks connected but is not.
+    ray = sys.modules.get("ray")
+    _ray_forked = _ray_forked or bool(ray is not None and ray.is_initialized())
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

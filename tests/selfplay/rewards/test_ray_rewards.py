@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from dataclasses import asdict
 
 import pytest
@@ -61,3 +62,10 @@ def test_the_environment_chooses_where_rewards_grade(ray_cluster, monkeypatch):
     assert pool.ray_target() == pool.JOINED  # this process is connected
     monkeypatch.setenv("SELFPLAY_RAY_ADDRESS", "10.1.2.3:6379")
     assert pool.ray_target() == "10.1.2.3:6379"
+
+
+def test_a_forked_child_of_a_ray_process_grades_locally(ray_cluster, monkeypatch):
+    monkeypatch.delenv("SELFPLAY_RAY_ADDRESS")
+    with multiprocessing.get_context("fork").Pool(1) as children:
+        assert children.apply(pool.ray_target) is None
+    assert pool.ray_target() == pool.JOINED
