@@ -78,3 +78,20 @@ def test_an_address_nobody_listens_on_is_one_sentence(tmp_path):
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert res.returncode == 2 and len(lines) == 1, res.stderr
     assert lines[0].startswith(f"selfplay verify: cannot connect to the Ray cluster at {address}")
+
+
+def test_the_summary_reports_rows_sent_again(monkeypatch):
+    import io
+    from collections import Counter
+
+    from rich.console import Console
+
+    import pipelines.console
+    from pipelines.verify import _summary
+
+    for retried, expected in ((4, "4 rows were sent again after a Ray actor died"), (0, None)):
+        out = io.StringIO()
+        monkeypatch.setattr(pipelines.console, "stderr", Console(file=out, width=100))
+        _summary(Counter(passed=3), 1.0, retried)
+        assert "3 rows in" in out.getvalue()
+        assert (expected in out.getvalue()) if expected else "sent again" not in out.getvalue()
