@@ -25,7 +25,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from selfplay.verifier.records import InvalidRow, Row, Verdict, invalid, parse_row
@@ -42,6 +42,9 @@ LOOPBACK_ENV = {
     "RAY_AUTH_MODE": "disabled",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
 }
+
+
+START_TIMEOUT_S = 300  # for every actor to start its sandboxes (Ray may first start a node)
 
 
 class RayUnavailable(RuntimeError):
@@ -97,12 +100,14 @@ class _Grader:
 
     def __init__(self, settings: dict[str, Any]) -> None:
         self.warnings: list[str] = []
-        self.refused = ""
+        self.refused = self.failed = ""
         self.verifier = Verifier(**settings, warn=self.warnings.append)
         try:
             self.verifier.start()
         except IsolationUnavailable as e:
             self.refused = str(e)
+        except Exception as e:  # reported by the driver as one sentence, not a dead actor
+            self.failed = str(e) or type(e).__name__
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -111,6 +116,7 @@ class _Grader:
             "isolation": self.verifier.isolation,
             "warnings": self.warnings,
             "refused": self.refused,
+            "failed": self.failed,
         }
 
     def grade(self, rows: list[Row]) -> list[Verdict]:
@@ -131,7 +137,6 @@ class _Actor:
     workers: int = 0
     pid: int = 0
     load: int = 0  # chunks in flight, over every grade_iter call
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class RayVerifier:
@@ -230,10 +235,26 @@ class RayVerifier:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=True),
             ).remote(dict(self.settings, workers=workers))
             self._actors.append(_Actor(handle, node["NodeID"], workers))
-        described = ray.get([a.handle.describe.remote() for a in self._actors])
+        from ray.exceptions import GetTimeoutError, RayActorError
+
+        try:
+            described = ray.get(
+                [a.handle.describe.remote() for a in self._actors], timeout=START_TIMEOUT_S
+            )
+        except GetTimeoutError:
+            raise RayUnavailable(
+                f"the verifier actors did not start within {START_TIMEOUT_S} s"
+            ) from None
+        except RayActorError as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise RayUnavailable(f"a verifier actor died while starting ({reason})") from None
         for actor, facts in zip(self._actors, described, strict=True):
             if facts["refused"]:
                 raise IsolationUnavailable(facts["refused"])
+            if facts["failed"]:
+                raise RayUnavailable(
+                    f"a verifier actor on node {actor.node[:12]} failed to start: {facts['failed']}"
+                )
             actor.pid, actor.workers = facts["pid"], facts["workers"]
         self.isolation = described[0]["isolation"]
         for message in dict.fromkeys(m for facts in described for m in facts["warnings"]):
