@@ -89,6 +89,7 @@ def test_batch_endpoint_scores_each_response(server, cases):
         ("/grade", b"{not json", 400, "not valid JSON"),
         ("/grade", [1, 2], 400, "JSON object"),
         ("/grade", {"responses": ["a"]}, 400, "'ground_truths'"),
+        ("/grade", {"responses": ["a"], "ground_truths": "{}"}, 400, "list of ground-truth"),
         ("/grade", {"responses": [1], "ground_truths": ["{}"]}, 400, "'responses'"),
         ("/grade", {"responses": ["a", "b"], "ground_truths": ["{}"]}, 400, "2 responses, 1"),
         ("/get_reward", {"query": ["q"], "labels": ["{}"]}, 400, "'prompts'"),
@@ -104,9 +105,10 @@ def test_a_malformed_request_gets_a_status_and_one_sentence(server, path, body, 
 
 
 def test_an_unreadable_label_scores_zero_not_an_error(server):
-    status, answer = post(server.url + "/grade", {"responses": ["x"], "ground_truths": ["{}"]})
-    assert status == 200 and answer["scores"][0]["score"] == 0.0
-    assert answer["scores"][0]["gradable"] is False
+    body = {"responses": ["x", "y", "z"], "ground_truths": ["{}", None, 7]}
+    status, answer = post(server.url + "/grade", body)
+    assert status == 200 and [s["score"] for s in answer["scores"]] == [0.0] * 3
+    assert [s["gradable"] for s in answer["scores"]] == [False] * 3
 
 
 def test_a_token_is_required_when_set(verifier, cases):
