@@ -54,6 +54,10 @@ def serve_rewards(
     actors: Annotated[
         int, typer.Option(help="With --ray: verifier actors (default: one per node).", min=0)
     ] = 0,
+    cores_per_actor: Annotated[
+        int,
+        typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0),
+    ] = 0,
 ) -> None:
     """Serve rewards over HTTP: OpenRLHF's remote reward protocol at /get_reward, and /grade."""
     from selfplay.rewards.service import RewardServer
@@ -70,7 +74,10 @@ def serve_rewards(
     if ray is None:
         verifier = Verifier(workers or None, timeout, memory_mb)
     else:
-        verifier = RayVerifier(ray, actors or None, workers or None, timeout, memory_mb)
+        verifier = RayVerifier(
+            ray, actors or None, workers or None, timeout, memory_mb,
+            cores_per_actor=cores_per_actor or None,
+        )  # fmt: skip
     try:
         with verifier:
             verifier.start()  # fail here, not on the first request

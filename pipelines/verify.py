@@ -69,6 +69,10 @@ def verify(
         int,
         typer.Option(help="With --ray: verifier actors (default: one per node).", min=0),
     ] = 0,
+    cores_per_actor: Annotated[
+        int,
+        typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0),
+    ] = 0,
 ) -> None:
     """Grade programs against their tests in the sandbox; one verdict per input row."""
     try:
@@ -94,7 +98,7 @@ def verify(
     else:
         verifier = RayVerifier(
             ray, actors or None, workers or None, timeout, memory_mb,
-            require_isolation=require_isolation,
+            cores_per_actor=cores_per_actor or None, require_isolation=require_isolation,
         )  # fmt: skip
     try:
         with verifier as v:

@@ -144,9 +144,10 @@ class RayVerifier:
 
     `address`: "local" starts a loopback cluster; an address joins that cluster; None uses the
     cluster this process already belongs to (inside a Ray job) or RAY_ADDRESS. `actors`: how
-    many (default: one per alive node), placed round-robin over the nodes (a soft preference:
-    a restarted actor may land elsewhere). `workers`: sandboxed workers per actor (default: the
-    node's CPUs shared among its actors). Actors ask Ray for no CPUs, so they also fit a
+    many (default: one per alive node, or with `cores_per_actor` one per that many of each
+    node's CPUs), placed round-robin over the nodes (a soft preference: a restarted actor may
+    land elsewhere). `workers`: sandboxed workers per actor (default: the node's CPUs shared
+    among its actors). Actors ask Ray for no CPUs, so they also fit a
     cluster whose CPUs a trainer has reserved; their sandboxes use the node's CPUs all the same.
 
     Verdicts equal the local verifier's (same parsing, same sandbox); they arrive in input
@@ -162,6 +163,7 @@ class RayVerifier:
         timeout_s: float = 10.0,
         memory_mb: int = 1024,
         *,
+        cores_per_actor: int | None = None,
         in_flight: int = 2,
         chunk_rows: int | None = None,
         max_attempts: int = 3,
@@ -172,6 +174,7 @@ class RayVerifier:
         self.address = address
         self.n_actors = actors
         self.workers = workers
+        self.cores_per_actor = cores_per_actor
         self.limits = Limits(timeout_s, memory_mb, **limits)
         self.settings = dict(
             timeout_s=timeout_s, memory_mb=memory_mb, require_isolation=require_isolation, **limits
@@ -222,8 +225,15 @@ class RayVerifier:
         nodes = [n for n in ray.nodes() if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]
         if not nodes:
             raise RayUnavailable("the Ray cluster has no alive node with CPUs")
-        count = self.n_actors or len(nodes)
-        placed = [nodes[i % len(nodes)] for i in range(count)]
+        if self.cores_per_actor and not self.n_actors:
+            placed = [
+                n
+                for n in nodes
+                for _ in range(max(1, int(n["Resources"]["CPU"]) // self.cores_per_actor))
+            ]
+        else:
+            count = self.n_actors or len(nodes)
+            placed = [nodes[i % len(nodes)] for i in range(count)]
         remote = ray.remote(_Grader)
         for node in placed:
             sharing = sum(1 for n in placed if n["NodeID"] == node["NodeID"])

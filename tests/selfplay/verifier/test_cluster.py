@@ -85,3 +85,13 @@ def test_killing_an_actor_mid_batch_loses_and_duplicates_nothing(ray_cluster):
     assert [v.status for v in verdicts] == ["passed"] * len(rows), [v.detail for v in verdicts]
     assert retried > 0 and retried % 2 == 0  # whole chunks, each of two rows
     assert [v.status for v in again] == ["passed"] * 6
+
+
+def test_one_actor_per_n_cores_of_each_node(ray_cluster):
+    import ray
+
+    cpus = int(sum(n["Resources"].get("CPU", 0) for n in ray.nodes() if n["Alive"]))
+    with RayVerifier(cores_per_actor=1) as ray_verifier:
+        assert len(ray_verifier.actor_pids()) == cpus and ray_verifier.n_workers == cpus
+        [verdict] = ray_verifier.grade([{"id": "a", "program": "x = 1\n", "tests": ["assert x"]}])
+    assert verdict.passed
