@@ -93,7 +93,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     from selfplay.verifier import Verifier
-    from selfplay.verifier.cluster import RayVerifier, connect
+    from selfplay.verifier.cluster import RayVerifier
+    from selfplay.verifier.connect import connect
 
     rows = [to_verifier_row(i, p, c) for i, (p, c, _) in enumerate(make_rows(load_problems()))]
     t = time.perf_counter()

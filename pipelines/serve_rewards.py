@@ -62,7 +62,8 @@ def serve_rewards(
     """Serve rewards over HTTP: OpenRLHF's remote reward protocol at /get_reward, and /grade."""
     from selfplay.rewards.service import RewardServer
     from selfplay.verifier import IsolationUnavailable, Verifier
-    from selfplay.verifier.cluster import RayUnavailable, RayVerifier
+    from selfplay.verifier.cluster import RayVerifier
+    from selfplay.verifier.connect import RayUnavailable
 
     if not _loopback(host) and not token:
         raise failure(

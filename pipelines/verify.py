@@ -14,7 +14,8 @@ import typer
 
 from pipelines.common import failure
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
-from selfplay.verifier.cluster import RayUnavailable, RayVerifier
+from selfplay.verifier.cluster import RayVerifier
+from selfplay.verifier.connect import RayUnavailable
 from selfplay.verifier.records import invalid
 
 PROGRESS_MIN_ROWS = 200

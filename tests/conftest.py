@@ -16,7 +16,7 @@ def ray_cluster():
     """A real Ray cluster on loopback (no dashboard, no usage statistics, no token in the home
     directory), connected in this process; yields its address for subprocesses."""
     ray = pytest.importorskip("ray")
-    from selfplay.verifier.cluster import LOOPBACK_ENV
+    from selfplay.verifier.connect import LOOPBACK_ENV
 
     saved = {key: os.environ.get(key) for key in LOOPBACK_ENV}
     os.environ.update(LOOPBACK_ENV)

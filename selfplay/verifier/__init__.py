@@ -110,7 +110,8 @@ Not covered
   /proc/self/mountinfo; the test process's memory size is visible in /proc.
 """
 
-from selfplay.verifier.cluster import RayUnavailable, RayVerifier
+from selfplay.verifier.cluster import RayVerifier
+from selfplay.verifier.connect import RayUnavailable
 from selfplay.verifier.inside.signals import NAMES as SIGNALS
 from selfplay.verifier.records import InvalidRow, IOTest, Row, Verdict, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable

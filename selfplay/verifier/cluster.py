@@ -14,85 +14,25 @@ returned, so each row gets exactly one verdict. A chunk whose actors die `max_at
 gets "error" verdicts that say so, rather than looping forever.
 
 Ray is optional: it is imported when a `RayVerifier` starts, and without it `RayUnavailable`
-names the pip command.
+names the pip command (`selfplay.verifier.connect`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import socket
 import sys
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from selfplay.verifier.connect import RayUnavailable, connect, first_line, import_ray
 from selfplay.verifier.records import InvalidRow, Row, Verdict, invalid, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable
 from selfplay.verifier.verifier import Limits, Verifier
 
-INSTALL = "pip install 'selfplay[ray]'"
-
-# A loopback cluster started by `address="local"`: no usage statistics, no token written to the
-# home directory (nothing beyond this machine can reach it), and addresses on 127.0.0.1 (Ray
-# uses loopback when this is 0, as it does on single-machine platforms).
-LOOPBACK_ENV = {
-    "RAY_USAGE_STATS_ENABLED": "0",
-    "RAY_AUTH_MODE": "disabled",
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-}
-
-
 START_TIMEOUT_S = 300  # for every actor to start its sandboxes (Ray may first start a node)
-
-
-class RayUnavailable(RuntimeError):
-    """Ray is missing or the cluster cannot be reached; the message is one sentence."""
-
-
-def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailable(f"Ray is not installed; install it with {INSTALL}") from None
-    return ray
-
-
-def connect(address: str | None) -> bool:
-    """Connect this process to Ray: `"local"` starts a loopback cluster, anything else is a
-    cluster address, None joins the cluster this process already belongs to (or the one in
-    RAY_ADDRESS). Returns True when this call connected, so the caller should disconnect."""
-    ray = import_ray()
-    if ray.is_initialized():
-        return False
-    _reachable(address)
-    try:
-        if address == "local":
-            for key, value in LOOPBACK_ENV.items():
-                os.environ.setdefault(key, value)
-            ray.init(address="local", include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
-    except Exception as e:  # ConnectionError, ValueError, RuntimeError: all one sentence
-        where = f"at {address}" if address else "(no address given)"
-        reason = str(e).strip().splitlines()[0].rstrip(".") if str(e).strip() else type(e).__name__
-        raise RayUnavailable(f"cannot connect to the Ray cluster {where}: {reason}") from None
-    return True
-
-
-def _reachable(address: str | None) -> None:
-    """Fail fast on a `host:port` nobody listens on: Ray itself keeps retrying for minutes."""
-    host, _, port = (address or "").rpartition(":")
-    if not host or "/" in host or not port.isdigit():
-        return  # "local", "auto", "ray://...", or for Ray to read
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
-    except OSError as e:
-        reason = e.strerror or str(e) or type(e).__name__
-        raise RayUnavailable(
-            f"cannot connect to the Ray cluster at {address}: {reason.rstrip('.').lower()}"
-        ) from None
 
 
 class _Grader:
@@ -256,8 +196,9 @@ class RayVerifier:
                 f"the verifier actors did not start within {START_TIMEOUT_S} s"
             ) from None
         except RayActorError as e:
-            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise RayUnavailable(f"a verifier actor died while starting ({reason})") from None
+            raise RayUnavailable(
+                f"a verifier actor died while starting ({first_line(e)})"
+            ) from None
         for actor, facts in zip(self._actors, described, strict=True):
             if facts["refused"]:
                 raise IsolationUnavailable(facts["refused"])
@@ -382,8 +323,10 @@ class RayVerifier:
             if chunk.attempts < self.max_attempts:
                 self._send(chunk, pending)
                 return
-            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            detail = f"verifier error: the Ray actors grading this row died {chunk.attempts} times ({reason})"
+            detail = (
+                f"verifier error: the Ray actors grading this row died {chunk.attempts} times"
+                f" ({first_line(e)})"
+            )
             verdicts = [
                 Verdict(row.id, False, "error", 0, len(row.tests), 0.0, detail[:2000])
                 for _, row in chunk.rows
