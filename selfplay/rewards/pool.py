@@ -14,7 +14,8 @@ one on loopback) and the pool is a `RayVerifier` with one actor per node; unset,
 the cluster this process is already connected to (a Ray worker, as verl's and OpenRLHF's reward
 code runs, or a driver that called `ray.init`), so a job grades on every node with no code
 change; "off" keeps grading on this machine. Ray is never imported for the check: a process
-that has not imported it is not connected. Each process with a pool has its own actors. A
+that has not imported it is not connected. The processes of one Ray job share the actors (one
+per node; `RayVerifier(shared=True)`), however many reward workers the trainer runs. A
 child forked from a process connected to Ray grades on this machine (a Ray connection does not
 survive a fork).
 """
@@ -85,7 +86,9 @@ def shared_verifier(
                 from selfplay.verifier.cluster import RayVerifier
 
                 address = None if key[3] == JOINED else key[3]
-                pool = RayVerifier(address, workers=key[0], timeout_s=key[1], memory_mb=key[2])
+                pool = RayVerifier(
+                    address, workers=key[0], timeout_s=key[1], memory_mb=key[2], shared=True
+                )
             _pools[key] = pool
         return pool
 

@@ -19,11 +19,13 @@ names the pip command (`selfplay.verifier.connect`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,8 +74,9 @@ class _Chunk:
 
 @dataclass(slots=True)
 class _Actor:
-    handle: Any
+    make: Callable[[], Any]  # creates the actor, or finds the shared one of that name
     node: str
+    handle: Any = None
     workers: int = 0
     pid: int = 0
     load: int = 0  # chunks in flight, over every grade_iter call
@@ -87,12 +90,16 @@ class RayVerifier:
     many (default: one per alive node, or with `cores_per_actor` one per that many of each
     node's CPUs), placed round-robin over the nodes (a soft preference: a restarted actor may
     land elsewhere). `workers`: sandboxed workers per actor (default: the node's CPUs shared
-    among its actors). Actors ask Ray for no CPUs, so they also fit a
-    cluster whose CPUs a trainer has reserved; their sandboxes use the node's CPUs all the same.
+    among its actors). `shared`: the processes of one Ray job that ask for the same actors (same
+    settings, same cluster) share them, found by name; they live as long as the process that
+    created them (another process then creates them anew), and `close` leaves them running.
+    Actors ask Ray for no CPUs, so they also fit a cluster whose CPUs a trainer has reserved;
+    their sandboxes use the node's CPUs all the same.
 
     Verdicts equal the local verifier's (same parsing, same sandbox); they arrive in input
     order. `retried` counts rows sent again after an actor died. Thread-safe; a context
-    manager; `close` kills the actors, and disconnects from Ray if `start` connected.
+    manager; `close` kills the actors (not shared ones), and disconnects from Ray if `start`
+    connected.
     """
 
     def __init__(
@@ -107,6 +114,7 @@ class RayVerifier:
         in_flight: int = 2,
         chunk_rows: int | None = None,
         max_attempts: int = 3,
+        shared: bool = False,
         require_isolation: bool = False,
         warn=None,
         **limits: Any,
@@ -115,6 +123,7 @@ class RayVerifier:
         self.n_actors = actors
         self.workers = workers
         self.cores_per_actor = cores_per_actor
+        self.shared = shared
         self.limits = Limits(timeout_s, memory_mb, **limits)
         self.settings = dict(
             timeout_s=timeout_s, memory_mb=memory_mb, require_isolation=require_isolation, **limits
@@ -175,16 +184,29 @@ class RayVerifier:
             count = self.n_actors or len(nodes)
             placed = [nodes[i % len(nodes)] for i in range(count)]
         remote = ray.remote(_Grader)
-        for node in placed:
+        for k, node in enumerate(placed):
             sharing = sum(1 for n in placed if n["NodeID"] == node["NodeID"])
-            workers = self.workers or max(1, int(node["Resources"]["CPU"]) // sharing)
-            handle = remote.options(
+            settings = dict(
+                self.settings,
+                workers=self.workers or max(1, int(node["Resources"]["CPU"]) // sharing),
+            )
+            options = dict(
                 num_cpus=0,
                 max_restarts=-1,  # a dead actor comes back; a chunk's retries are bounded
                 max_concurrency=self.in_flight,  # chunks in flight run side by side
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=True),
-            ).remote(dict(self.settings, workers=workers))
-            self._actors.append(_Actor(handle, node["NodeID"], workers))
+            )
+            if self.shared:
+                # Named within this Ray job: every process of the job asking for the same
+                # actors gets these (the first one creates them).
+                key = json.dumps([settings, len(placed), k, node["NodeID"]], sort_keys=True)
+                digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+                options.update(name=f"selfplay-verifier-{digest}", get_if_exists=True)
+            actor = _Actor(
+                lambda o=options, s=settings: remote.options(**o).remote(s), node["NodeID"]
+            )
+            actor.handle = actor.make()
+            self._actors.append(actor)
         from ray.exceptions import GetTimeoutError, RayActorError
 
         try:
@@ -217,14 +239,14 @@ class RayVerifier:
             self._stop()
 
     def _stop(self) -> None:
-        if self._actors:
+        if self._actors and not self.shared:  # shared actors serve other processes too
             ray = import_ray()
             for actor in self._actors:
                 try:
                     ray.kill(actor.handle, no_restart=True)
                 except Exception:  # already gone with its cluster
                     pass
-            self._actors.clear()
+        self._actors.clear()
         if self._connected:
             import_ray().shutdown()
             self._connected = False
@@ -320,6 +342,11 @@ class RayVerifier:
             chunk.attempts += 1
             with self._lock:
                 self.retried += len(chunk.rows)
+                if self.shared and chunk.actor < len(self._actors):
+                    # A shared actor does not restart when the process that created it has
+                    # gone: find it again by name, or create it anew (then this process owns it).
+                    actor = self._actors[chunk.actor]
+                    actor.handle = actor.make()
             if chunk.attempts < self.max_attempts:
                 self._send(chunk, pending)
                 return

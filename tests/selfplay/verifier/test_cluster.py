@@ -95,3 +95,34 @@ def test_one_actor_per_n_cores_of_each_node(ray_cluster):
         assert len(ray_verifier.actor_pids()) == cpus and ray_verifier.n_workers == cpus
         [verdict] = ray_verifier.grade([{"id": "a", "program": "x = 1\n", "tests": ["assert x"]}])
     assert verdict.passed
+
+
+def alive(pid: int) -> bool:
+    return os.path.exists(f"/proc/{pid}")
+
+
+def test_shared_actors_outlive_their_creator(ray_cluster):
+    import ray
+
+    settings = dict(actors=1, workers=1, timeout_s=10.0, shared=True)
+    # Another process of this job (an actor, as a trainer's reward worker is) creates them.
+    creator = ray.remote(num_cpus=0)(RayVerifier).remote(**settings)
+    [first] = ray.get(creator.actor_pids.remote())
+    rows = [
+        {"id": f"r{i}", "program": f"v = {i}\n", "tests": [f"assert v == {i}"]} for i in range(6)
+    ]
+    with RayVerifier(**settings) as mine:
+        assert mine.actor_pids() == [first]  # found by name, not started again
+        ray.kill(creator)  # the actor dies with its creator and is not restarted
+        for _ in range(300):
+            if not alive(first):
+                break
+            threading.Event().wait(0.1)
+        verdicts = mine.grade(rows)
+        assert mine.retried > 0  # sent again to the actor created anew
+    assert [v.id for v in verdicts] == [r["id"] for r in rows] and all(v.passed for v in verdicts)
+    with RayVerifier(**settings) as again:
+        [second] = again.actor_pids()
+    assert second != first and alive(second)  # `close` left the shared actor running
+    with RayVerifier(**dict(settings, shared=False)) as own:
+        assert own.actor_pids() != [second]
