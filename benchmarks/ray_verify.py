@@ -2,8 +2,9 @@
 
 Rows: HumanEval's 492 benchmark rows (`verify_humaneval.make_rows`: canonical, empty and
 swapped solutions). Graders, each with `--workers` sandboxed workers in all: the local
-`Verifier`; a `RayVerifier` with 1 actor owning them all; one with 2 actors sharing them; one
-with 1 actor and 64-row chunks; on a loopback Ray cluster started here. All are started and
+`Verifier`; a `RayVerifier` with 1 actor owning them all; one with 2 actors sharing them (both
+with the default chunks); 1 actor with 4-row and with 64-row chunks; on a loopback Ray cluster
+started here. All are started and
 warmed, then each grades the rows once in turn, `--repeat` rounds (the median pass counts), so
 that the load of a shared machine falls on all alike. Reported per grader: rows/s, the
 wall-clock overhead per row against the local verifier (difference of seconds per row), and
@@ -105,7 +106,8 @@ def main() -> None:
         "local": Verifier(w, timeout_s=3.0),
         "ray_1_actor": RayVerifier(actors=1, workers=w, timeout_s=3.0),
         "ray_2_actors": RayVerifier(actors=2, workers=max(1, w // 2), timeout_s=3.0),
-        # Larger chunks: fewer Ray calls per row, the driver's cost per row falls.
+        # Other chunk sizes: the driver's cost per Ray call and per row, apart.
+        "ray_1_actor_chunk_4": RayVerifier(actors=1, workers=w, timeout_s=3.0, chunk_rows=4),
         "ray_1_actor_chunk_64": RayVerifier(actors=1, workers=w, timeout_s=3.0, chunk_rows=64),
     }
     try:

@@ -60,6 +60,8 @@ class RewardServer:
         max_batch: int = 1024,
         gather_s: float = 0.01,
     ) -> None:
+        if token is not None and not token.strip():
+            raise ValueError("the token is empty")  # it would let every request through
         self.verifier, self.token = verifier, token
         self.max_batch, self.gather_s = max_batch, gather_s
         self._queue: queue.Queue[tuple[list[str], list[Any], Future] | None] = queue.Queue()

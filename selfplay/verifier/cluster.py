@@ -261,8 +261,9 @@ class RayVerifier:
         return list(self.grade_iter(rows, chunk_rows=min(chunk, self._chunk_rows())))
 
     def _chunk_rows(self) -> int:
-        # Enough rows for every worker of the smallest actor twice over.
-        return self.chunk_rows or 2 * min(a.workers for a in self._actors)
+        # Enough rows for every worker of the smallest actor twice over, and at least 16: a Ray
+        # call costs the driver about as much CPU as 30 rows (benchmarks/ray_verify.py).
+        return self.chunk_rows or max(16, 2 * min(a.workers for a in self._actors))
 
     def grade_iter(
         self, rows: Iterable[dict | Row], window: int | None = None, chunk_rows: int | None = None

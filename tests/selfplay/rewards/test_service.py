@@ -121,6 +121,8 @@ def test_a_token_is_required_when_set(verifier, cases):
         assert code == 200 and answer["rewards"] == [1.0, 0.0]
         code, answer = post(url, body, {"Authorization": "Bearer s3cret"})
         assert code == 200 and answer["rewards"] == [1.0, 0.0]
+    with pytest.raises(ValueError, match="empty"):
+        RewardServer(verifier, port=0, token=" ")
 
 
 @pytest.mark.slow
