@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from pipelines import bank, curriculum, evaluate, export, loop, run, serve, train, verify
+from pipelines import (
+    bank,
+    curriculum,
+    evaluate,
+    export,
+    loop,
+    run,
+    serve,
+    serve_rewards,
+    train,
+    verify,
+)
 
 app = typer.Typer(
     name="selfplay",
@@ -51,6 +62,7 @@ app.add_typer(curriculum.app, name="curriculum")
 app.command(name="export")(export.export)
 app.add_typer(evaluate.app, name="eval")
 app.command(name="serve")(serve.serve)
+app.command(name="serve-rewards")(serve_rewards.serve_rewards)
 
 
 def main() -> None:

@@ -14,6 +14,8 @@ import typer
 
 from pipelines.common import failure
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
+from selfplay.verifier.cluster import RayVerifier
+from selfplay.verifier.connect import RayUnavailable
 from selfplay.verifier.records import invalid
 
 PROGRESS_MIN_ROWS = 200
@@ -49,11 +51,29 @@ def verify(
         int, typer.Option(help="Default memory limit per row, MiB.", min=16)
     ] = 1024,
     workers: Annotated[
-        int, typer.Option(help="Sandboxed worker processes (default: CPU count).", min=0)
+        int,
+        typer.Option(
+            help="Sandboxed worker processes (with --ray: per actor; default: CPU count).", min=0
+        ),
     ] = 0,
     require_isolation: Annotated[
         bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")
     ] = False,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Grade on a Ray cluster: its address, or 'local' to start one on loopback.",
+        ),
+    ] = None,
+    actors: Annotated[
+        int,
+        typer.Option(help="With --ray: verifier actors (default: one per node).", min=0),
+    ] = 0,
+    cores_per_actor: Annotated[
+        int,
+        typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0),
+    ] = 0,
 ) -> None:
     """Grade programs against their tests in the sandbox; one verdict per input row."""
     try:
@@ -72,17 +92,24 @@ def verify(
             total = None
     counts: Counter[str] = Counter()
     start = time.perf_counter()
-    try:
-        with Verifier(
+    if ray is None:
+        verifier = Verifier(
             workers or None, timeout, memory_mb, require_isolation=require_isolation
-        ) as v:
+        )
+    else:
+        verifier = RayVerifier(
+            ray, actors or None, workers or None, timeout, memory_mb,
+            cores_per_actor=cores_per_actor or None, require_isolation=require_isolation,
+        )  # fmt: skip
+    try:
+        with verifier as v:
             with _progress(total) as advance:
                 for verdict in v.grade_iter(_rows(src)):
                     dst.write(json.dumps(verdict.to_dict()) + "\n")
                     counts[verdict.status] += 1
                     advance()
-    except IsolationUnavailable as e:
-        raise _fail(f"{e}.") from None
+    except (IsolationUnavailable, RayUnavailable) as e:
+        raise _fail(e) from None
     except UnicodeDecodeError:
         raise _fail(f"{input} is not UTF-8 text.") from None
     finally:
@@ -90,7 +117,7 @@ def verify(
             dst.close()
         if src is not sys.stdin:
             src.close()
-    _summary(counts, time.perf_counter() - start)
+    _summary(counts, time.perf_counter() - start, getattr(verifier, "retried", 0))
 
 
 class _progress:
@@ -119,7 +146,7 @@ class _progress:
             self.bar.__exit__(*exc)
 
 
-def _summary(counts: Counter, elapsed: float) -> None:
+def _summary(counts: Counter, elapsed: float, retried: int = 0) -> None:
     from rich.table import Table
 
     from pipelines.console import stderr
@@ -132,3 +159,5 @@ def _summary(counts: Counter, elapsed: float) -> None:
         if counts[status]:
             table.add_row(status, str(counts[status]))
     stderr.print(table)
+    if retried:
+        stderr.print(f"{retried} rows were sent again after a Ray actor died")

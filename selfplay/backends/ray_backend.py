@@ -78,7 +78,7 @@ class RayBackend(Backend):
         self._connected = False
 
     def _load(self) -> None:
-        from selfplay.verifier.cluster import RayUnavailable, connect, import_ray
+        from selfplay.verifier.connect import RayUnavailable, connect, import_ray
 
         try:
             self._connected = connect(self.address)
@@ -103,7 +103,7 @@ class RayBackend(Backend):
             ) from None
 
     def _close(self) -> None:
-        from selfplay.verifier.cluster import import_ray
+        from selfplay.verifier.connect import import_ray
 
         ray = import_ray()
         for a in self._actors:

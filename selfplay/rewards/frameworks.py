@@ -181,24 +181,33 @@ def trl_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> lis
     return _default(prompts, completions, **kwargs)
 
 
-def openrlhf_reward(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> Any:
-    """OpenRLHF's `reward_func`. A query is the prompt and the response decoded together with
-    their special tokens, so the response is what follows the prompt, without the trailing
-    end-of-turn tokens."""
-    import torch
-
-    responses = [
+def openrlhf_responses(queries: list[str], prompts: list[str]) -> list[str]:
+    """What OpenRLHF's reward is asked to grade. A query is the prompt and the response
+    decoded together with their special tokens, so the response is what follows the prompt,
+    without the trailing end-of-turn tokens."""
+    return [
         strip_special_tokens(q[len(p) :] if isinstance(p, str) and q.startswith(p) else q)
         for q, p in zip(queries, prompts, strict=True)
     ]
-    scores = grade_responses(responses, list(labels), shared_verifier())
+
+
+def openrlhf_logs(scores: list[Score]) -> dict[str, list[float]]:
+    """The per-response diagnostics OpenRLHF logs (`extra_logs`)."""
+    return {
+        "answered": [float(s.answered) for s in scores],
+        "gradable": [float(s.gradable) for s in scores],
+        "hack_signal": [float(bool(s.signals)) for s in scores],
+    }
+
+
+def openrlhf_reward(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> Any:
+    """OpenRLHF's `reward_func` (see `openrlhf_responses` for what is graded)."""
+    import torch
+
+    scores = grade_responses(openrlhf_responses(queries, prompts), list(labels), shared_verifier())
     rewards = torch.tensor([s.score for s in scores], dtype=torch.float32)
     extra = {
-        name: torch.tensor([float(f(s)) for s in scores], dtype=torch.float32)
-        for name, f in (
-            ("answered", lambda s: s.answered),
-            ("gradable", lambda s: s.gradable),
-            ("hack_signal", lambda s: bool(s.signals)),
-        )
+        name: torch.tensor(values, dtype=torch.float32)
+        for name, values in openrlhf_logs(scores).items()
     }
     return {"rewards": rewards, "scores": rewards.clone(), "extra_logs": extra}

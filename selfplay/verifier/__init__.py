@@ -1,5 +1,9 @@
 """The verifier: grade untrusted, model-written Python against its tests, in a sandbox.
 
+`Verifier` grades on this machine; `RayVerifier` (`selfplay.verifier.cluster`) spreads the same
+work over a Ray cluster, each of its actors owning a local `Verifier`, so what follows holds on
+every node.
+
 Everything in selfplay that runs model-written code goes through `Verifier.grade`: proposal
 validation, solver grading, bank imports and the RL reward functions. An RL policy is an
 optimiser against this code: whatever a solution process can reach, a policy will eventually
@@ -106,6 +110,8 @@ Not covered
   /proc/self/mountinfo; the test process's memory size is visible in /proc.
 """
 
+from selfplay.verifier.cluster import RayVerifier
+from selfplay.verifier.connect import RayUnavailable
 from selfplay.verifier.inside.signals import NAMES as SIGNALS
 from selfplay.verifier.records import InvalidRow, IOTest, Row, Verdict, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable
@@ -116,6 +122,8 @@ __all__ = [
     "InvalidRow",
     "IsolationUnavailable",
     "Limits",
+    "RayUnavailable",
+    "RayVerifier",
     "Row",
     "SIGNALS",
     "Verdict",

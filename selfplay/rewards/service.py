@@ -1,0 +1,267 @@
+"""Rewards over HTTP: `selfplay serve-rewards`, for trainers that call a reward URL.
+
+- `POST /get_reward`: OpenRLHF's remote reward protocol (`--reward.remote_url
+  http://HOST:PORT/get_reward`). OpenRLHF 0.11 posts `{"query": [...], "prompts": [...],
+  "labels": [...]}` (`SingleTurnAgentExecutor._fetch_rewards_via_http` in
+  openrlhf/utils/agent.py) and reads `rewards`, `scores` and `extra_logs` from the JSON it gets
+  back; the responses are graded exactly as the OpenRLHF reward file grades them
+  (`openrlhf_responses`, `grade_responses`), so the scores are the file's.
+- `POST /grade`: `{"responses": [...], "ground_truths": [...]}` (labels as exported, JSON
+  strings or objects) for any trainer; answers `{"scores": [Score.to_dict(), ...]}`.
+- `GET /health`.
+
+Requests that arrive together are gathered into one `grade_responses` call, so many clients
+sending one response each still fill the verifier (local, or `RayVerifier` over a cluster).
+With a token, every request must carry it, as `Authorization: Bearer TOKEN` or as `?token=`
+in the URL (OpenRLHF posts to the URL as given and sends no headers of its own). A malformed
+request gets a 4xx status and `{"error": "<one sentence>"}`; a grading failure gets 500.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from selfplay.rewards.frameworks import openrlhf_logs, openrlhf_responses
+from selfplay.rewards.grade import Score, grade_responses
+
+MAX_BODY = 256 * 1024 * 1024  # bytes; a request beyond it is refused before it is read
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    # Rollout workers connect all at once: the default backlog of 5 drops connections.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
+class BadRequest(ValueError):
+    """A request the server cannot grade; the message is one sentence."""
+
+
+class RewardServer:
+    """Serves rewards graded by `verifier` on `host:port` (port 0 picks a free one) from
+    background threads. Batches hold at most `max_batch` responses (a larger request is one
+    batch of its own); the server waits `gather_s` after the first request of a batch."""
+
+    def __init__(
+        self,
+        verifier: Any,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8100,
+        token: str | None = None,
+        max_batch: int = 1024,
+        gather_s: float = 0.01,
+    ) -> None:
+        if token is not None and not token.strip():
+            raise ValueError("the token is empty")  # it would let every request through
+        self.verifier, self.token = verifier, token
+        self.max_batch, self.gather_s = max_batch, gather_s
+        self._queue: queue.Queue[tuple[list[str], list[Any], Future] | None] = queue.Queue()
+        self.httpd = _HTTPServer((host, port), _handler_for(self))
+        self._threads: list[threading.Thread] = []
+        self.batches = 0  # grade_responses calls so far (how well requests were gathered)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> RewardServer:
+        serve = lambda: self.httpd.serve_forever(poll_interval=0.05)  # noqa: E731 - quick close()
+        for target in (self._batch_loop, serve):
+            thread = threading.Thread(target=target, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def close(self) -> None:
+        if not self._threads:
+            return
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout=60)
+        self._threads.clear()
+
+    def __enter__(self) -> RewardServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def score(self, responses: list[str], labels: list[Any]) -> list[Score]:
+        """Queue one request's responses and wait for their scores (from request threads)."""
+        if not responses:
+            return []
+        future: Future[list[Score]] = Future()
+        self._queue.put((responses, labels, future))
+        return future.result()
+
+    def _batch_loop(self) -> None:
+        while (first := self._queue.get()) is not None:
+            time.sleep(self.gather_s)  # let requests sent together arrive together
+            batch, size = [first], len(first[0])
+            while size < self.max_batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)  # close() asked to stop: finish this batch first
+                    break
+                batch.append(item)
+                size += len(item[0])
+            responses = [r for item in batch for r in item[0]]
+            labels = [g for item in batch for g in item[1]]
+            try:
+                scores = grade_responses(responses, labels, self.verifier)
+            except Exception as exc:  # the error goes back to each waiting client
+                for item in batch:
+                    item[2].set_exception(exc)
+                continue
+            self.batches += 1
+            start = 0
+            for item in batch:
+                item[2].set_result(scores[start : start + len(item[0])])
+                start += len(item[0])
+
+
+def _strings(body: dict[str, Any], key: str) -> list[str]:
+    value = body.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"'{key}' must be a list of strings")
+    return value
+
+
+def _labels(body: dict[str, Any], key: str) -> list[Any]:
+    # A label that cannot be read is not a malformed request: it scores 0 with gradable False,
+    # as it does in the reward file.
+    value = body.get(key)
+    if not isinstance(value, list):
+        raise BadRequest(f"'{key}' must be a list of ground-truth labels")
+    return value
+
+
+def _same_length(body: dict[str, Any], *lists: tuple[str, list]) -> None:
+    if len({len(v) for _, v in lists}) > 1:
+        counts = ", ".join(f"{len(v)} {name}" for name, v in lists)
+        raise BadRequest(f"the lists must have one item per response, got {counts}")
+
+
+def parse_openrlhf(body: Any) -> tuple[list[str], list[Any]]:
+    """OpenRLHF's request as (responses, labels); BadRequest names the problem."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    queries, prompts, labels = (
+        _strings(body, "query"),
+        _strings(body, "prompts"),
+        _labels(body, "labels"),
+    )
+    _same_length(body, ("queries", queries), ("prompts", prompts), ("labels", labels))
+    return openrlhf_responses(queries, prompts), labels
+
+
+def parse_grade(body: Any) -> tuple[list[str], list[Any]]:
+    """A `/grade` request as (responses, labels); BadRequest names the problem."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    responses, labels = _strings(body, "responses"), _labels(body, "ground_truths")
+    _same_length(body, ("responses", responses), ("ground truths", labels))
+    return responses, labels
+
+
+ROUTES = {"/get_reward": parse_openrlhf, "/grade": parse_grade}
+
+
+def _handler_for(server: RewardServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request
+            pass
+
+        def _authorised(self) -> bool:
+            if server.token is None:
+                return True
+            given = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            query = parse_qs(urlsplit(self.path).query).get("token", [""])[0]
+            ok = any(hmac.compare_digest(t.encode(), server.token.encode()) for t in (given, query))
+            if not ok:
+                self._error(
+                    401, "this server needs its token, as 'Authorization: Bearer' or ?token="
+                )
+            return ok
+
+        def do_GET(self) -> None:
+            path = urlsplit(self.path).path.rstrip("/")
+            if path != "/health":
+                return self._error(404, f"no route {path or '/'}; POST /get_reward or /grade")
+            if self._authorised():
+                self._send(200, {"status": "ok", "verifier": type(server.verifier).__name__})
+
+        def do_POST(self) -> None:
+            path = urlsplit(self.path).path.rstrip("/")
+            parse = ROUTES.get(path)
+            if parse is None:
+                self._drain()
+                return self._error(404, f"no route {path or '/'}; POST /get_reward or /grade")
+            if not self._authorised():
+                return self._drain()
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                return self._error(400, "the Content-Length header is not a number")
+            if length > MAX_BODY:
+                self.close_connection = True
+                return self._error(413, f"the request body is over {MAX_BODY} bytes")
+            try:
+                body = json.loads(self.rfile.read(length) or b"null")
+            except (ValueError, UnicodeDecodeError):
+                return self._error(400, "the request body is not valid JSON")
+            try:
+                responses, labels = parse(body)
+            except BadRequest as exc:
+                return self._error(400, str(exc))
+            try:
+                scores = server.score(responses, labels)
+            except Exception as exc:  # the client gets the reason; the server keeps serving
+                return self._error(500, f"grading failed: {str(exc) or type(exc).__name__}")
+            if path == "/grade":
+                return self._send(200, {"scores": [s.to_dict() for s in scores]})
+            rewards = [s.score for s in scores]
+            self._send(
+                200, {"rewards": rewards, "scores": rewards, "extra_logs": openrlhf_logs(scores)}
+            )
+
+        def _drain(self) -> None:
+            # Read the body of a refused request, so the connection can carry the next one.
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = MAX_BODY + 1
+            if length > MAX_BODY:
+                self.close_connection = True
+            else:
+                self.rfile.read(length)
+
+        def _error(self, code: int, message: str) -> None:
+            self._send(code, {"error": message.rstrip(".") + "."})
+
+        def _send(self, code: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
