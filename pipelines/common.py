@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -34,3 +36,33 @@ def failure(command: str, message: str | Exception) -> typer.Exit:
         message = f"{str(message).rstrip('.')}."
     typer.echo(f"selfplay {command}: {message}", err=True)
     return typer.Exit(2)
+
+
+RayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray",
+        help="Generate and grade on a Ray cluster: its address, or 'local' to start one on "
+        "loopback (pip install 'selfplay[ray]').",
+    ),
+]
+
+
+@contextmanager
+def ray_session(command: str, address: str | None) -> Iterator[None]:
+    """Join the Ray cluster at `address` once for the whole command (the backend's engines
+    and the verifier's actors then share it), and leave it at the end if this joined it."""
+    if not address:
+        yield
+        return
+    from selfplay.verifier.connect import RayUnavailable, connect, import_ray
+
+    try:
+        joined = connect(address)
+    except RayUnavailable as e:
+        raise failure(command, e) from None
+    try:
+        yield
+    finally:
+        if joined:
+            import_ray().shutdown()

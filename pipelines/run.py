@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import failure
+from pipelines.common import RayOption, failure, ray_session
 from selfplay.engine.config import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
@@ -61,6 +61,7 @@ def run(
         str | None,
         typer.Option(help="Backend: transformers (default), vllm, openai or scripted."),
     ] = None,
+    ray: RayOption = None,
     print_config: Annotated[
         bool,
         typer.Option("--print-config", help="Print the default config, documented, and exit."),
@@ -73,7 +74,16 @@ def run(
         typer.echo(documented_yaml(), nl=False)
         return
     try:
-        cfg = load_config(config, rounds=rounds, **{"model.spec": model, "model.backend": backend})
+        cfg = load_config(
+            config,
+            rounds=rounds,
+            **{
+                "model.spec": model,
+                "model.backend": backend,
+                "model.ray": ray,
+                "verifier.ray": ray,
+            },
+        )
     except ConfigError as e:
         raise _fail(e) from None
     _run(cfg, bank)
@@ -84,7 +94,9 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     from pipelines.progress import Progress
     from selfplay.backends.base import BackendError
     from selfplay.engine import SelfPlay, metrics_path
-    from selfplay.verifier import IsolationUnavailable, Verifier
+    from selfplay.engine.config import make_run_verifier
+    from selfplay.verifier import IsolationUnavailable
+    from selfplay.verifier.connect import RayUnavailable
     from task_bank.importers import SourceError
     from task_bank.store import Bank, BankError
 
@@ -106,7 +118,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         stderr.print(f"empty bank: imported {report.admitted} bundled seed tasks")
 
     try:
-        with Verifier(cfg.verifier.workers, cfg.verifier.timeout_s, cfg.verifier.memory_mb) as v:
+        with ray_session("run", cfg.model.ray or cfg.verifier.ray), make_run_verifier(cfg) as v:
             with bars:
                 engine = SelfPlay(
                     store,
@@ -121,7 +133,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     except KeyboardInterrupt:
         stderr.print("interrupted: run the same command again to resume.")
         raise typer.Exit(130) from None
-    except (BackendError, BankError, IsolationUnavailable, SourceError) as e:
+    except (BackendError, BankError, IsolationUnavailable, RayUnavailable, SourceError) as e:
         raise _fail(e) from None
     finally:
         backend.close()

@@ -106,8 +106,9 @@ class RayBackend(Backend):
         from selfplay.verifier.connect import import_ray
 
         ray = import_ray()
-        for a in self._actors:
-            ray.kill(a)
+        if ray.is_initialized():  # else the session ended, and its actors with it
+            for a in self._actors:
+                ray.kill(a)
         self._actors = []
         if self._connected:
             ray.shutdown()

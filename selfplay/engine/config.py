@@ -66,6 +66,11 @@ class VerifierConfig(BaseModel):
     workers: int = Field(2, ge=1, description="sandboxed verifier workers")
     timeout_s: float = Field(5.0, gt=0, le=600, description="wall-clock limit per program run")
     memory_mb: int = Field(1024, ge=64, description="memory limit per program run")
+    ray: str | None = Field(
+        None,
+        description="grade on this Ray cluster ('local', an address, 'auto'; workers are "
+        "per actor, one actor per node); null: in this process",
+    )
 
 
 class RunConfig(BaseModel):
@@ -135,6 +140,18 @@ def make_run_backend(config: RunConfig) -> Any:
         return make_backend("ray", m.spec, engine=m.backend, engines=m.ray_engines,
                             address=m.ray, engine_options=options)  # fmt: skip
     return make_backend(m.backend, m.spec, **options)
+
+
+def make_run_verifier(config: RunConfig) -> Any:
+    """The verifier the config's `verifier:` names: local sandboxes, or actors on Ray."""
+    v = config.verifier
+    if v.ray:
+        from selfplay.verifier import RayVerifier
+
+        return RayVerifier(v.ray, None, v.workers, v.timeout_s, v.memory_mb)
+    from selfplay.verifier import Verifier
+
+    return Verifier(v.workers, v.timeout_s, v.memory_mb)
 
 
 def check_scheduler_options(name: str, options: dict[str, Any]) -> None:

@@ -224,6 +224,35 @@ def test_the_command_with_the_scripted_backend(tmp_path):
     assert row["parent_ids"] == task.parent_ids and row["proposer"] == str(completions)
 
 
+def test_the_command_generates_and_grades_on_a_ray_cluster(tmp_path, ray_cluster):
+    """Same round, with the scripted engine as a Ray actor and the verifier's actors on Ray."""
+    completions = tmp_path / "completions.json"
+    program = 'x):\n    """Return x squared minus x."""\n    return x * x - x\n```'
+    completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "```python\n2\n```"]))
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n"
+        "solver:\n  tasks: 0\n  samples: 1\n"
+    )
+    bank = tmp_path / "b.db"
+    small_bank(bank)
+    res = selfplay("--bank", str(bank), "--config", str(config), "--backend", "scripted",
+                   "--model", str(completions), "--ray", ray_cluster)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with Bank(bank) as b:
+        (task,) = b.tasks(source="selfplay")
+        attempts = b.attempts_for([task.id])[task.id]
+    assert task.examples[0] == {"input": "2", "output": "2"}
+    assert [(answer, passed) for _, answer, passed in attempts] == [("```python\n2\n```", True)]
+
+
+def test_an_unreachable_ray_cluster_is_one_sentence(tmp_path):
+    bank = tmp_path / "b.db"
+    res = selfplay("--bank", str(bank), "--backend", "scripted", "--ray", "127.0.0.1:9")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1 and "cannot connect to the Ray cluster" in res.stderr
+
+
 @pytest.mark.slow
 def test_sigkill_at_any_point_then_resume(tmp_path):
     """Kill the run repeatedly at points taken from its own progress (after the 1st, 3rd,
