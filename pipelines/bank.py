@@ -283,9 +283,14 @@ def list_(
 
     from pipelines.console import stdout
 
-    # Fits 80 columns: ids and tags fold, the flag column only when some task is flagged.
+    # Fits 80 columns: ids stay on one line to be copied into `bank show` (unless longer than
+    # 36 characters), source and tags fold, the flag column only when some task is flagged.
     table = Table(title=f"{len(rows)} tasks", pad_edge=False)
-    table.add_column("id", overflow="fold", ratio=3)
+    longest = max(len(r["id"]) for r in rows)
+    if longest <= 36:
+        table.add_column("id", no_wrap=True, min_width=longest)
+    else:
+        table.add_column("id", overflow="fold", ratio=3)
     table.add_column("kind", no_wrap=True)
     table.add_column("tries", justify="right", no_wrap=True)
     table.add_column("rate", justify="right", no_wrap=True)

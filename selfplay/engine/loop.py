@@ -199,7 +199,9 @@ class Loop:
             self._round(iteration, model)
         solver = self._done(iteration, "train.solver")
         if solver is None:
-            config = self.config.solver.model_copy(update={"model": model})
+            # The loop's own held-out split (frozen at its start) is what training skips.
+            data = self.config.solver.data.model_copy(update={"held_out_fraction": 0.0})
+            config = self.config.solver.model_copy(update={"model": model, "data": data})
             out = self.models_dir / f"iter-{iteration}-solver"
             result = train(self.bank, config, out, resume=True, exclude=set(held_out),
                            progress=self.progress)  # fmt: skip

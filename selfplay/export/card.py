@@ -107,7 +107,7 @@ def _provenance(bank_summary: dict[str, Any]) -> str:
     attempts = bank_summary.get("attempts", {})
     solvers = ", ".join(sorted(attempts.get("by_solver", {}))) or "none"
     text = (
-        f"The bank holds {rounds.get('finished', 0)} finished self-play rounds and "
+        f"The bank holds {_count(rounds.get('finished', 0), 'finished self-play round')} and "
         f"{attempts.get('total', 0)} solver attempts ({attempts.get('successes', 0)} passing; "
         f"solvers: {solvers})."
     )
@@ -121,6 +121,10 @@ def _provenance(bank_summary: dict[str, Any]) -> str:
             + _table(("model", "role", "method", "trained from", "steps", "status"), rows)
         )
     return text
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _hack_signals(hacks: dict[str, Any]) -> str:
@@ -248,8 +252,9 @@ def render(
         + "\n\n"
         + _table(("band", "tasks"), [(name, bands.get(name, 0)) for name, _ in BANDS]),
         "## Deduplication and decontamination",
-        "Candidates rejected when entering the bank (exact duplicates by normalized AST, "
-        "near duplicates confirmed by behaviour, failed verification):\n\n"
+        "Candidates turned away on their way into the bank, by reason (the proposer's "
+        "checks on its programs and inputs, exact duplicates by normalized AST, near "
+        "duplicates confirmed by behaviour, failed verification):\n\n"
         + (_table(("reason", "candidates"), list(rejected.items())) if rejected else "none")
         + f"\n\nTasks flagged as overlapping HumanEval in the bank: "
         f"{bank_summary.get('contaminated', 0)}"

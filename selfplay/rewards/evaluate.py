@@ -96,6 +96,8 @@ def _sample(
     backend: Any, prompts: list[Any], samples: int, sampling: Any, progress: Any = None
 ) -> list[list[str]]:
     texts: list[list[str]] = []
+    if progress is not None:
+        progress(0, len(prompts))  # the phase starts now (its clock too), not at chunk one
     for start in range(0, len(prompts), PROGRESS_CHUNK):
         chunk = prompts[start : start + PROGRESS_CHUNK]
         texts += [

@@ -49,6 +49,14 @@ class DataSettings(BaseModel):
         description="only tasks solved at most this often (sft: skip mastered)",
     )
     references: bool = Field(True, description="sft: train on reference solutions too")
+    held_out_fraction: float = Field(
+        0.1,
+        ge=0.0,
+        lt=1.0,
+        description="never train on the test split selfplay export and selfplay eval bank "
+        "make with this fraction and held_out_seed (0: train on every task)",
+    )
+    held_out_seed: int = Field(0, description="seed of that split")
 
 
 class GrpoSettings(BaseModel):

@@ -41,6 +41,11 @@ def solver_items(bank: Any, config: TrainConfig, exclude: set[str] = frozenset()
         reward=config.grpo.reward,
     )
     wanted = set(d.tasks)
+    if d.held_out_fraction:
+        # The split `selfplay eval bank` evaluates on by default is never trained on.
+        split = ExportOptions(split="random", test_fraction=d.held_out_fraction,
+                              seed=d.held_out_seed)  # fmt: skip
+        exclude = set(exclude) | {i.task.id for i in select(bank, split).items if i.split == "test"}
     items = [
         item
         for item in select(bank, options).items

@@ -155,6 +155,9 @@ def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
     from transformers import TrainerCallback
 
     class Report(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            progress("train", state.global_step, state.max_steps)  # its clock starts here
+
         def on_step_end(self, args, state, control, **kwargs):
             progress("train", state.global_step, state.max_steps)
 

@@ -55,7 +55,7 @@ def test_body_reports_counts_histogram_and_what_was_dropped(bank_path, tmp_path)
     assert len(hist) == 5 and sum(map(int, hist)) == 104
     assert "| duplicate | 1 |" in body and "| reference_failed | 1 |" in body
     assert "| contaminated | 1 |" in body
-    assert "1 finished self-play rounds and 7 solver attempts (3 passing; " in body
+    assert "1 finished self-play round and 7 solver attempts (3 passing; " in body
     assert "solvers: solver-a, solver-b" in body
     assert "GRPOTrainer" in body and "trl_reward" in body and "verl" in body
     assert "1 solver attempts (14.3%) showed at least one reward-hacking signal" in body

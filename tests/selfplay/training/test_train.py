@@ -50,7 +50,7 @@ def test_a_few_sft_steps_teach_exactly_the_tasks_trained_on(bank_file, tiny_mode
             model="smollm2-135m",
             max_steps=8,
             learning_rate=2e-3,
-            data={"tasks": ids},
+            data={"tasks": ids, "held_out_fraction": 0.0},
         )
         result = train(bank, config, tmp_path / "sft")
         after = pass_rate(result.path)  # the checkpoint, loaded as any --model is
@@ -93,8 +93,9 @@ def test_grpo_asks_the_scheduler_for_each_batch_and_records_every_rollout(bank_f
 def test_dpo_trains_the_solver_on_pairs_and_the_proposer_on_its_proposals(bank_file, tmp_path):
     prompt = [{"role": "user", "content": "Write a new puzzle f."}]
     with Bank(bank_file) as bank:
-        solver = train(bank, TrainConfig(method="dpo", model="smollm2-135m", max_steps=1),
-                       tmp_path / "dpo")  # fmt: skip
+        config = TrainConfig(method="dpo", model="smollm2-135m", max_steps=1,
+                             data={"held_out_fraction": 0.0})  # fmt: skip
+        solver = train(bank, config, tmp_path / "dpo")
         r = bank.start_round()
         task = next(bank.tasks()).id
         bank.add_proposals(
@@ -109,6 +110,18 @@ def test_dpo_trains_the_solver_on_pairs_and_the_proposer_on_its_proposals(bank_f
     assert solver.rows >= 2 and solver.steps == 1  # the bank's passing/failing attempt pairs
     assert proposer.rows == 1 and record.role == "proposer"
     assert record.parent == solver.model_id  # trained from the solver's checkpoint
+
+
+def test_training_never_sees_the_split_that_eval_bank_measures(bank_file):
+    from selfplay.training.data import solver_items
+
+    with Bank(bank_file) as bank:
+        options = ExportOptions(split="random", test_fraction=0.1, seed=0)  # eval bank's default
+        test = {i.task.id for i in select(bank, options).items if i.split == "test"}
+        trained = {i.task.id for i in solver_items(bank, TrainConfig(model="smollm2-135m"))}
+        every = solver_items(bank, TrainConfig(model="smollm2-135m", data={"held_out_fraction": 0}))
+    assert test and not test & trained
+    assert {i.task.id for i in every} == trained | test
 
 
 def test_nothing_to_train_on_and_a_used_directory_are_one_sentence(bank_file, tmp_path):
