@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import queue
 import sys
 import threading
 import time
 import uuid
-from concurrent.futures import Future
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from selfplay.backends.base import Backend, BackendError, Completion, Prompt, Sampling
+from selfplay.serving import GatheringServer
 
 
-class ChatServer:
-    """Serves `backend` on `host:port` (port 0 picks a free one) from a background thread."""
+class ChatServer(GatheringServer):
+    """Serves `backend` on `host:port` (port 0 picks a free one) from background threads."""
 
     def __init__(
         self,
@@ -41,73 +40,35 @@ class ChatServer:
         gather_s: float = 0.05,
     ) -> None:
         self.backend, self.model_name = backend, model_name or backend.model
-        self.max_batch, self.gather_s = max_batch, gather_s
-        self._queue: queue.Queue[tuple[Prompt, int, Sampling, Future] | None] = queue.Queue()
-        self.httpd = ThreadingHTTPServer((host, port), _handler_for(self))
-        self.httpd.daemon_threads = True
-        self._threads: list[threading.Thread] = []
+        super().__init__(_handler_for(self), host=host, port=port, max_batch=max_batch,
+                         gather_s=gather_s)  # fmt: skip
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.address}/v1"
 
     def start(self) -> ChatServer:
         self.backend.load()
-        serve = lambda: self.httpd.serve_forever(poll_interval=0.05)  # noqa: E731 - quick close()
-        for target in (self._batch_loop, serve):
-            thread = threading.Thread(target=target, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        return self
-
-    def close(self) -> None:
-        if not self._threads:
-            return
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._queue.put(None)
-        for thread in self._threads:
-            thread.join(timeout=30)
-        self._threads.clear()
-
-    def __enter__(self) -> ChatServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        return super().start()
 
     def submit(self, prompt: Prompt, n: int, sampling: Sampling) -> list[Completion]:
         """Queue one request and wait for its completions (called from request threads)."""
-        future: Future[list[Completion]] = Future()
-        self._queue.put((prompt, n, sampling, future))
-        return future.result()
+        return self.handle((prompt, n, sampling))
 
-    def _batch_loop(self) -> None:
-        while (first := self._queue.get()) is not None:
-            time.sleep(self.gather_s)  # let requests sent together arrive together
-            batch = [first]
-            while len(batch) < self.max_batch:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._queue.put(None)  # close() asked to stop: finish this batch first
-                    break
-                batch.append(item)
-            groups: dict[tuple[int, Sampling], list] = {}
-            for item in batch:
-                groups.setdefault((item[1], item[2]), []).append(item)
-            for (n, sampling), items in groups.items():
-                try:
-                    results = self.backend.generate([i[0] for i in items], n, sampling)
-                except Exception as exc:  # the error goes back to each waiting client
-                    for item in items:
-                        item[3].set_exception(exc)
-                    continue
-                for item, completions in zip(items, results, strict=True):
-                    item[3].set_result(completions)
+    def process(self, items: list[tuple[Prompt, int, Sampling]]) -> list[Any]:
+        # One generate call per (n, sampling): a group that fails fails its own clients only.
+        groups: dict[tuple[int, Sampling], list[int]] = {}
+        for index, (_, n, sampling) in enumerate(items):
+            groups.setdefault((n, sampling), []).append(index)
+        results: list[Any] = [None] * len(items)
+        for (n, sampling), indices in groups.items():
+            try:
+                out = self.backend.generate([items[i][0] for i in indices], n, sampling)
+            except Exception as exc:
+                out = [exc] * len(indices)
+            for i, completions in zip(indices, out, strict=True):
+                results[i] = completions
+        return results
 
 
 def parse_request(body: Any) -> tuple[Prompt, int, Sampling]:

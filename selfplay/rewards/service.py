@@ -21,31 +21,22 @@ from __future__ import annotations
 
 import hmac
 import json
-import queue
-import threading
-import time
-from concurrent.futures import Future
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from selfplay.rewards.frameworks import openrlhf_logs, openrlhf_responses
 from selfplay.rewards.grade import Score, grade_responses
+from selfplay.serving import GatheringServer
 
 MAX_BODY = 256 * 1024 * 1024  # bytes; a request beyond it is refused before it is read
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    # Rollout workers connect all at once: the default backlog of 5 drops connections.
-    request_queue_size = 1024
-    daemon_threads = True
 
 
 class BadRequest(ValueError):
     """A request the server cannot grade; the message is one sentence."""
 
 
-class RewardServer:
+class RewardServer(GatheringServer):
     """Serves rewards graded by `verifier` on `host:port` (port 0 picks a free one) from
     background threads. Batches hold at most `max_batch` responses (a larger request is one
     batch of its own); the server waits `gather_s` after the first request of a batch."""
@@ -63,76 +54,30 @@ class RewardServer:
         if token is not None and not token.strip():
             raise ValueError("the token is empty")  # it would let every request through
         self.verifier, self.token = verifier, token
-        self.max_batch, self.gather_s = max_batch, gather_s
-        self._queue: queue.Queue[tuple[list[str], list[Any], Future] | None] = queue.Queue()
-        self.httpd = _HTTPServer((host, port), _handler_for(self))
-        self._threads: list[threading.Thread] = []
         self.batches = 0  # grade_responses calls so far (how well requests were gathered)
+        super().__init__(_handler_for(self), host=host, port=port, max_batch=max_batch,
+                         gather_s=gather_s)  # fmt: skip
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> RewardServer:
-        serve = lambda: self.httpd.serve_forever(poll_interval=0.05)  # noqa: E731 - quick close()
-        for target in (self._batch_loop, serve):
-            thread = threading.Thread(target=target, daemon=True)
-            thread.start()
-            self._threads.append(thread)
-        return self
-
-    def close(self) -> None:
-        if not self._threads:
-            return
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._queue.put(None)
-        for thread in self._threads:
-            thread.join(timeout=60)
-        self._threads.clear()
-
-    def __enter__(self) -> RewardServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+        return self.address
 
     def score(self, responses: list[str], labels: list[Any]) -> list[Score]:
         """Queue one request's responses and wait for their scores (from request threads)."""
         if not responses:
             return []
-        future: Future[list[Score]] = Future()
-        self._queue.put((responses, labels, future))
-        return future.result()
+        return self.handle((responses, labels), size=len(responses))
 
-    def _batch_loop(self) -> None:
-        while (first := self._queue.get()) is not None:
-            time.sleep(self.gather_s)  # let requests sent together arrive together
-            batch, size = [first], len(first[0])
-            while size < self.max_batch:
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    self._queue.put(None)  # close() asked to stop: finish this batch first
-                    break
-                batch.append(item)
-                size += len(item[0])
-            responses = [r for item in batch for r in item[0]]
-            labels = [g for item in batch for g in item[1]]
-            try:
-                scores = grade_responses(responses, labels, self.verifier)
-            except Exception as exc:  # the error goes back to each waiting client
-                for item in batch:
-                    item[2].set_exception(exc)
-                continue
-            self.batches += 1
-            start = 0
-            for item in batch:
-                item[2].set_result(scores[start : start + len(item[0])])
-                start += len(item[0])
+    def process(self, items: list[tuple[list[str], list[Any]]]) -> list[list[Score]]:
+        responses = [r for rs, _ in items for r in rs]
+        labels = [g for _, gs in items for g in gs]
+        scores = grade_responses(responses, labels, self.verifier)
+        self.batches += 1
+        out, start = [], 0
+        for rs, _ in items:
+            out.append(scores[start : start + len(rs)])
+            start += len(rs)
+        return out
 
 
 def _strings(body: dict[str, Any], key: str) -> list[str]:
