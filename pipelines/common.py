@@ -48,6 +48,20 @@ RayOption = Annotated[
 ]
 
 
+ActorsOption = Annotated[
+    int, typer.Option(help="With --ray: verifier actors (default: one per node).", min=0)
+]
+CoresPerActorOption = Annotated[
+    int, typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0)
+]
+GradeOnRayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--ray", help="Grade on a Ray cluster: its address, or 'local' to start one on loopback."
+    ),
+]
+
+
 @contextmanager
 def ray_session(command: str, address: str | None) -> Iterator[None]:
     """Join the Ray cluster at `address` once for the whole command (the backend's engines

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines.common import failure
+from pipelines.common import ActorsOption, CoresPerActorOption, GradeOnRayOption, failure
 
 
 def _loopback(host: str) -> bool:
@@ -22,13 +22,7 @@ def _loopback(host: str) -> bool:
 
 
 def serve_rewards(
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Grade on a Ray cluster: its address, or 'local' to start one on loopback.",
-        ),
-    ] = None,
+    ray: GradeOnRayOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = (
         "127.0.0.1"
     ),
@@ -51,13 +45,8 @@ def serve_rewards(
         int,
         typer.Option(help="Sandboxed workers (with --ray: per actor; default: CPU count).", min=0),
     ] = 0,
-    actors: Annotated[
-        int, typer.Option(help="With --ray: verifier actors (default: one per node).", min=0)
-    ] = 0,
-    cores_per_actor: Annotated[
-        int,
-        typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0),
-    ] = 0,
+    actors: ActorsOption = 0,
+    cores_per_actor: CoresPerActorOption = 0,
 ) -> None:
     """Serve rewards over HTTP: OpenRLHF's remote reward protocol at /get_reward, and /grade."""
     from selfplay.rewards.service import RewardServer

@@ -12,7 +12,7 @@ from typing import Annotated, TextIO
 
 import typer
 
-from pipelines.common import failure
+from pipelines.common import ActorsOption, CoresPerActorOption, GradeOnRayOption, failure
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
 from selfplay.verifier.cluster import RayVerifier
 from selfplay.verifier.connect import RayUnavailable
@@ -59,21 +59,9 @@ def verify(
     require_isolation: Annotated[
         bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")
     ] = False,
-    ray: Annotated[
-        str | None,
-        typer.Option(
-            "--ray",
-            help="Grade on a Ray cluster: its address, or 'local' to start one on loopback.",
-        ),
-    ] = None,
-    actors: Annotated[
-        int,
-        typer.Option(help="With --ray: verifier actors (default: one per node).", min=0),
-    ] = 0,
-    cores_per_actor: Annotated[
-        int,
-        typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0),
-    ] = 0,
+    ray: GradeOnRayOption = None,
+    actors: ActorsOption = 0,
+    cores_per_actor: CoresPerActorOption = 0,
 ) -> None:
     """Grade programs against their tests in the sandbox; one verdict per input row."""
     try:
