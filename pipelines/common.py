@@ -15,6 +15,14 @@ BankOption = Annotated[
 ]
 
 
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="YAML config; flags override it.")
+]
+PrintConfigOption = Annotated[
+    bool, typer.Option("--print-config", help="Print the default config, documented, and exit.")
+]
+
+
 def group(name: str, help: str) -> typer.Typer:
     """A command group; tracebacks are off because every error is reported as one sentence."""
     return typer.Typer(

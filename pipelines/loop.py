@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, RayOption, failure, ray_session
+from pipelines.common import (
+    BankOption,
+    ConfigOption,
+    PrintConfigOption,
+    RayOption,
+    failure,
+    ray_session,
+)
 
 
 def _fail(message: str | Exception) -> typer.Exit:
@@ -58,9 +65,7 @@ def loop(
         int | None, typer.Option(help="Iterations to run (config: iterations; default 1).", min=1)
     ] = None,
     bank: BankOption = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="YAML config; flags override it.")
-    ] = None,
+    config: ConfigOption = None,
     model: Annotated[
         str | None, typer.Option(help="Starting model (config: run.model.spec; default bundled).")
     ] = None,
@@ -71,10 +76,7 @@ def loop(
         Path | None, typer.Option(help="Learning-curve PNG (default: <bank>.loop.png).")
     ] = None,
     ray: RayOption = None,
-    print_config: Annotated[
-        bool,
-        typer.Option("--print-config", help="Print the default config, documented, and exit."),
-    ] = False,
+    print_config: PrintConfigOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
 ) -> None:
     """Self-play, train, evaluate, repeat: each iteration a round with the current model, the

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import RayOption, failure, ray_session
+from pipelines.common import ConfigOption, PrintConfigOption, RayOption, failure, ray_session
 from selfplay.engine.config import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
@@ -50,9 +50,7 @@ def run(
     rounds: Annotated[
         int | None, typer.Option(help="Rounds to run (config: rounds; default 1).", min=1)
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="YAML config; flags override it.")
-    ] = None,
+    config: ConfigOption = None,
     model: Annotated[
         str | None,
         typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id."),
@@ -62,10 +60,7 @@ def run(
         typer.Option(help="Backend: transformers (default), vllm, openai or scripted."),
     ] = None,
     ray: RayOption = None,
-    print_config: Annotated[
-        bool,
-        typer.Option("--print-config", help="Print the default config, documented, and exit."),
-    ] = False,
+    print_config: PrintConfigOption = False,
 ) -> None:
     """Grow the bank: propose tasks, verify and admit them, solve, reward. Resumable."""
     from selfplay.engine import ConfigError, documented_yaml, load_config

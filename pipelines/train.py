@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, failure
+from pipelines.common import BankOption, ConfigOption, PrintConfigOption, failure
 
 TRAIN_INSTALL = "pip install 'selfplay[train]'"
 
@@ -60,9 +60,7 @@ def train(
         str | None,
         typer.Option(help="Model to start from: 'bundled', a .gguf file, a model directory."),
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="YAML config; flags override it.")
-    ] = None,
+    config: ConfigOption = None,
     role: Annotated[
         str | None, typer.Option(help="solver (default) or proposer (method dpo).")
     ] = None,
@@ -73,10 +71,7 @@ def train(
     resume: Annotated[
         bool, typer.Option(help="Continue the unfinished run in --out from its checkpoint.")
     ] = False,
-    print_config: Annotated[
-        bool,
-        typer.Option("--print-config", help="Print the default config, documented, and exit."),
-    ] = False,
+    print_config: PrintConfigOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Fine-tune the solver (or the proposer) on the bank: GRPO with the curriculum, SFT on
