@@ -51,7 +51,7 @@ def test_progress_is_reported_per_chunk_and_answers_keep_problem_order(verifier)
     )
     calls = []
     report = evaluate_humaneval(backend, verifier, limit=20, progress=lambda *a: calls.append(a))
-    assert calls == [(16, 20), (20, 20)]
+    assert calls == [(0, 20), (16, 20), (20, 20)]  # the phase starts, then one call per chunk
     assert [r["task_id"] for r in report.rows] == [p["task_id"] for p in problems]
     assert report.pass_at_k == {"pass@1": 1.0}
 
