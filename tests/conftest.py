@@ -16,11 +16,12 @@ def ray_cluster():
     """A real Ray cluster on loopback (no dashboard, no usage statistics, no token in the home
     directory), connected in this process; yields its address for subprocesses."""
     ray = pytest.importorskip("ray")
-    from selfplay.verifier.connect import LOOPBACK_ENV
+    from selfplay.verifier.connect import LOOPBACK, LOOPBACK_ENV, loopback_only
 
     saved = {key: os.environ.get(key) for key in LOOPBACK_ENV}
-    os.environ.update(LOOPBACK_ENV)
-    context = ray.init(address="local", include_dashboard=False, log_to_driver=False, num_cpus=2)
+    loopback_only()
+    context = ray.init(address="local", include_dashboard=False, log_to_driver=False, num_cpus=2,
+                       _node_ip_address=LOOPBACK)  # fmt: skip
     try:
         yield context.address_info["address"]
     finally:

@@ -25,6 +25,7 @@ import math
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,7 @@ from selfplay.verifier.sandbox import IsolationUnavailable
 from selfplay.verifier.verifier import Limits, Verifier
 
 START_TIMEOUT_S = 300  # for every actor to start its sandboxes (Ray may first start a node)
+SHARED_RETRIES = 5  # finding a shared actor that died with its creator (see _start_actors)
 
 
 class _Grader:
@@ -209,18 +211,26 @@ class RayVerifier:
             self._actors.append(actor)
         from ray.exceptions import GetTimeoutError, RayActorError
 
-        try:
-            described = ray.get(
-                [a.handle.describe.remote() for a in self._actors], timeout=START_TIMEOUT_S
-            )
-        except GetTimeoutError:
-            raise RayUnavailable(
-                f"the verifier actors did not start within {START_TIMEOUT_S} s"
-            ) from None
-        except RayActorError as e:
-            raise RayUnavailable(
-                f"a verifier actor died while starting ({first_line(e)})"
-            ) from None
+        for attempt in range(SHARED_RETRIES + 1):
+            try:
+                described = ray.get(
+                    [a.handle.describe.remote() for a in self._actors], timeout=START_TIMEOUT_S
+                )
+                break
+            except GetTimeoutError:
+                raise RayUnavailable(
+                    f"the verifier actors did not start within {START_TIMEOUT_S} s"
+                ) from None
+            except RayActorError as e:
+                if not self.shared or attempt == SHARED_RETRIES:
+                    raise RayUnavailable(
+                        f"a verifier actor died while starting ({first_line(e)})"
+                    ) from None
+                # A shared actor whose creator just died can still be found by its name for a
+                # moment, permanently dead: ask again once Ray has released the name.
+                time.sleep(0.5 * (attempt + 1))
+                for actor in self._actors:
+                    actor.handle = actor.make()
         for actor, facts in zip(self._actors, described, strict=True):
             if facts["refused"]:
                 raise IsolationUnavailable(facts["refused"])

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from typing import Any
 
 INSTALL = "pip install 'selfplay[ray]'"
 
-# A loopback cluster started by `address="local"`: no usage statistics, no token written to the
-# home directory (nothing beyond this machine can reach it), and addresses on 127.0.0.1 (Ray
-# uses loopback when this is 0, as it does on single-machine platforms).
+# A loopback cluster started by `address="local"`: its processes bind and advertise 127.0.0.1
+# (so nothing beyond this machine reaches it), no usage statistics, and no token written to
+# the home directory.
+LOOPBACK = "127.0.0.1"
 LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
@@ -34,19 +36,34 @@ def import_ray() -> Any:
     return ray
 
 
+def loopback_only() -> None:
+    """Make a cluster this process starts bind and advertise 127.0.0.1 only.
+
+    Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER once, when it is imported, and otherwise
+    swaps a loopback node address for the machine's own; so the variable is set before the
+    import, and a Ray imported earlier gets the constant it would have read.
+    """
+    for key, value in LOOPBACK_ENV.items():
+        os.environ.setdefault(key, value)
+    constants = sys.modules.get("ray._private.ray_constants")
+    if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = False
+
+
 def connect(address: str | None) -> bool:
     """Connect this process to Ray: `"local"` starts a loopback cluster, anything else is a
     cluster address, None joins the cluster this process already belongs to (or the one in
     RAY_ADDRESS). Returns True when this call connected, so the caller should disconnect."""
+    if address == "local":
+        loopback_only()
     ray = import_ray()
     if ray.is_initialized():
         return False
     _reachable(address)
     try:
         if address == "local":
-            for key, value in LOOPBACK_ENV.items():
-                os.environ.setdefault(key, value)
-            ray.init(address="local", include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", include_dashboard=False, log_to_driver=False,
+                     _node_ip_address=LOOPBACK)  # fmt: skip
         else:
             ray.init(address=address, log_to_driver=False)
     except Exception as e:  # ConnectionError, ValueError, RuntimeError: all one sentence

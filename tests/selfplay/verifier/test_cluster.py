@@ -126,3 +126,23 @@ def test_shared_actors_outlive_their_creator(ray_cluster):
     assert second != first and alive(second)  # `close` left the shared actor running
     with RayVerifier(**dict(settings, shared=False)) as own:
         assert own.actor_pids() != [second]
+
+
+def test_a_local_cluster_binds_loopback_only(ray_cluster):
+    import subprocess
+    import sys
+
+    import ray
+
+    # The suite's cluster, and one that `connect("local")` starts in a fresh process.
+    assert ray_cluster.startswith("127.0.0.1:")
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
+    script = (
+        "import ray\nfrom selfplay.verifier.connect import connect\nconnect('local')\n"
+        "print(ray.get_runtime_context().gcs_address, ray.nodes()[0]['NodeManagerAddress'])\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    gcs, node = res.stdout.split()
+    assert gcs.startswith("127.0.0.1:") and node == "127.0.0.1"
