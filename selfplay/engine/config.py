@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,7 @@ from selfplay.proposer.proposer import ProposerConfig
 from selfplay.solver.solver import SolverConfig
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
+M = TypeVar("M", bound=BaseModel)
 
 
 class ConfigError(ValueError):
@@ -228,14 +229,20 @@ def read_yaml(path: str | Path | None, overrides: dict[str, Any]) -> dict[str, A
     return data
 
 
-def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
-    """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
+def load_yaml_config(model: type[M], path: str | Path | None, overrides: dict[str, Any]) -> M:
+    """`model` validated from `path` (YAML) with `overrides` (dotted names, None = not given)
+    on top; every problem is one `ConfigError` sentence naming the field."""
     data = read_yaml(path, overrides)
     try:
-        return RunConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as e:
         where = f"{path}: " if path is not None else ""
-        raise ConfigError(f"{where}{explain(e)}") from None
+        raise ConfigError(f"{where}{explain(e, model)}") from None
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> RunConfig:
+    """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
+    return load_yaml_config(RunConfig, path, overrides)
 
 
 def documented_yaml(config: BaseModel | None = None) -> str:

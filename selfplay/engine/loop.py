@@ -27,15 +27,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from selfplay.engine.config import (
-    ConfigError,
-    RunConfig,
-    explain,
-    make_run_backend,
-    read_yaml,
-)
+from selfplay.engine.config import ConfigError, RunConfig, load_yaml_config, make_run_backend
 from selfplay.engine.rounds import SelfPlay
 from selfplay.training.config import TrainConfig
 
@@ -82,12 +76,7 @@ class LoopConfig(BaseModel):
 
 
 def load_loop_config(path: str | Path | None = None, **overrides: Any) -> LoopConfig:
-    data = read_yaml(path, overrides)
-    try:
-        config = LoopConfig.model_validate(data)
-    except ValidationError as e:
-        where = f"{path}: " if path is not None else ""
-        raise ConfigError(f"{where}{explain(e, LoopConfig)}") from None
+    config = load_yaml_config(LoopConfig, path, overrides)
     config.solver.check()
     if config.solver.role != "solver":
         raise ConfigError("solver.role must be solver; the proposer is trained under proposer:")

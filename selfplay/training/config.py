@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from selfplay.engine.config import ConfigError, check_scheduler_options, explain, read_yaml
+from selfplay.engine.config import ConfigError, check_scheduler_options, load_yaml_config
 
 METHODS = ("grpo", "sft", "dpo")
 
@@ -148,10 +148,4 @@ class TrainConfig(BaseModel):
 
 def load_train_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
     """The config of `path` (YAML) with `overrides` (dotted names, None = not given) on top."""
-    data = read_yaml(path, overrides)
-    try:
-        config = TrainConfig.model_validate(data)
-    except ValidationError as e:
-        where = f"{path}: " if path is not None else ""
-        raise ConfigError(f"{where}{explain(e, TrainConfig)}") from None
-    return config.check()
+    return load_yaml_config(TrainConfig, path, overrides).check()
