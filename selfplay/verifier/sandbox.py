@@ -264,10 +264,19 @@ class Worker:
 
     def grade(self, request: dict) -> dict:
         """Send one row, return its raw verdict; a dead or wedged zygote is replaced and the
-        row reported as an error."""
-        if self.proc is None or self.proc.poll() is not None:
+        row reported as an error. A zygote that retired (it could not clean up after the
+        previous row) never read this row: the row goes to its replacement."""
+        for _ in range(2):
+            if self.proc is None or self.proc.poll() is not None:
+                self.stop()
+                self.start()
+            verdict = self._send(request)
+            if verdict is not None:
+                return verdict
             self.stop()
-            self.start()
+        raise RuntimeError("two fresh sandbox workers retired without grading a row")
+
+    def _send(self, request: dict) -> dict | None:
         limits = request["limits"]
         row = {k: request[k] for k in ("program", "tests", "calls")}
         row_fd = os.memfd_create("selfplay-row", os.MFD_CLOEXEC)
@@ -284,6 +293,8 @@ class Worker:
                 reply = self._recv(time.monotonic() + limits["timeout_s"] + 30)
             except (BrokenPipeError, OSError, ValueError):
                 reply = None
+            if reply is not None and reply.get("retired"):
+                return None
             if reply is None or "status" not in reply:
                 self.stop()
                 return {
@@ -339,10 +350,16 @@ def assemble(lines: bytes, reply: dict) -> dict:
     verdict["signals"] = sorted(set(seen) | set(own if isinstance(own, list) else []))
     verdict["duration_s"] = reply.get("duration_s", 0.0)
     phases = verdict.get("phases") if isinstance(verdict.get("phases"), dict) else {}
+    # Monotonic instants from the zygote and the test process become durations. fork, setup
+    # and spawn happened before the row arrived, teardown (of the worker's previous row) after
+    # its verdict was sent: none of them is on the row's path.
     phases["fork"] = reply.get("fork_s", 0.0)
-    end = phases.pop("t_end", None)
+    phases["teardown"] = reply.get("teardown_s", 0.0)
+    go, end = phases.pop("t_go", None), phases.pop("t_end", None)
+    if isinstance(go, float) and isinstance(reply.get("t_received"), float):
+        phases["handoff"] = go - reply["t_received"]
     if isinstance(end, float) and isinstance(reply.get("t_done"), float):
-        phases["teardown"] = reply["t_done"] - end
+        phases["finish"] = reply["t_done"] - end
     phases["zygote"] = reply.get("duration_s", 0.0)
     verdict["phases"] = phases
     return verdict

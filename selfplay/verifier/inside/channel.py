@@ -1,9 +1,11 @@
-"""The test process's end of the solution process: calls, output, and the supervisor.
+"""The test process's end of the solution process: calls, output, and refused system calls.
 
 While it waits for an answer the test process drains the program's stdout and stderr
-(bounded). Refused system calls are answered by `supervise`, a thread of the test process
-that holds the seccomp listener (each refusal is recorded as a `seccomp_denied` signal), so a
-process blocked in a refused call is never left waiting, the test process included.
+(bounded) and answers the seccomp filter's refusals (EPERM, each recorded as a
+`seccomp_denied` signal): a process of the row blocked in a refused call waits at most until
+the test process next waits for the solution, and the test process never waits on anything
+else while the solution runs. No supervisor thread: a second thread would make every
+copy-on-write fault of the test process a cross-CPU TLB shootdown.
 """
 
 from __future__ import annotations
@@ -45,14 +47,6 @@ class SolutionGone(BaseException):
 _NAMES = seccomp.names_by_number()
 
 
-def supervise(listener: int, emit) -> None:
-    """Answer every refused system call of the row with EPERM, recording each (a thread)."""
-    record = lambda name: emit("seccomp_denied", name)  # noqa: E731
-    while True:
-        if seccomp.answer(listener, _NAMES, record) is None and seccomp.listener_closed(listener):
-            return
-
-
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -71,13 +65,15 @@ class Channel:
         self.dec = values.Decoder(limits["result_items"], self.proxies, importable)
         self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
         self.dec.exception_ref = self.exception_ref
+        # The seccomp filter's listener, answered while waiting (see the module's doc).
+        self.listener: int | None = None
         # globals(name, entry): a program global changed during a call (set by the harness).
         self.on_global = None
         self.exc_classes: dict[int, type] = {}
         self.exit_status: int | None = None
         self.dead: SolutionGone | None = None
 
-    # -- output and the supervisor ---------------------------------------------------------
+    # -- output and refusals ---------------------------------------------------------------
     def _drain(self, fd: int, streams: dict[int, bytearray]) -> bool:
         data = os.read(fd, 1 << 16)
         if not data:
@@ -91,20 +87,28 @@ class Channel:
         return True
 
     def pump(self, until: int | None, streams: dict[int, bytearray] | None = None) -> None:
-        """Drain output and answer the supervisor until `until` is readable (with None:
+        """Drain output and answer refused calls until `until` is readable (with None:
         until every stream has closed). Closed streams leave `streams`."""
         streams = self.streams if streams is None else streams
         while True:
             if until is None and not streams:
                 return
             watch = [*streams, until] if until is not None else list(streams)
+            if self.listener is not None:
+                watch.append(self.listener)
             ready, _, _ = select.select(watch, [], [])
             for fd in ready:
                 if fd == until:
                     return
+                if fd == self.listener:
+                    seccomp.answer(fd, _NAMES, self._refused)
+                    continue
                 if not self._drain(fd, streams):
                     del streams[fd]
                     os.close(fd)
+
+    def _refused(self, name: str) -> None:
+        self.emit("seccomp_denied", name)
 
     # -- lifecycle ------------------------------------------------------------------------
     def kill(self) -> None:

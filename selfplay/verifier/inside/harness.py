@@ -23,11 +23,11 @@ import os
 import socket
 import sys
 import time
-import traceback
 import types
 
 from . import osutil, solution, values
 from .channel import Channel, SolutionGone, importable
+from .server import innermost_line
 from .signals import valid
 
 _BUILTIN_NAMES = frozenset(vars(builtins))
@@ -42,15 +42,31 @@ TEST_MODULES = frozenset(
 
 
 class Reporter:
-    """JSON lines on the verdict descriptor: progress `p`, signals `s`, the verdict `v`."""
+    """JSON lines on the verdict descriptor: progress `p`, signals `s`, the verdict `v`.
 
-    def __init__(self, fd: int):
+    A test process is prepared before its row exists, and so before its verdict descriptor
+    does: what is written until `attach` waits here."""
+
+    def __init__(self, fd: int | None = None):
         self.fd = fd
+        self.pending: list[bytes] = []
         self.signals: list[str] = []
         self.notes: list[str] = []
 
+    def attach(self, fd: int) -> None:
+        self.fd = fd
+        pending, self.pending = self.pending, []
+        for data in pending:
+            self._write(data)
+
     def write(self, obj: dict) -> None:
         data = (json.dumps(obj) + "\n").encode()
+        if self.fd is None:
+            self.pending.append(data)
+        else:
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(self.fd, view) :]
@@ -196,13 +212,8 @@ class Namespace:
 
 
 def _failure(where: str, exc: BaseException, source: str) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == where]
-    line = ""
-    if frames:
-        lines = source.splitlines()
-        n = frames[-1].lineno or 0
-        if 0 < n <= len(lines):
-            line = f"\n  line {n}: {lines[n - 1].strip()[:300]}"
+    found = innermost_line(exc, where, source)
+    line = f"\n  line {found[0]}: {found[1][:300]}" if found and found[1] else ""
     text = f"{where}: {type(exc).__name__}: {str(exc)[:500]}{line}"
     tail = getattr(exc, "solution_tail", "")
     if tail:

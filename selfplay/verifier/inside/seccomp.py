@@ -16,8 +16,10 @@ The filter is a classic BPF program built here (no libseccomp). What it refuses,
 
 `clone3` is answered ENOSYS (its flags sit behind a pointer the filter cannot read), on which
 the C library falls back to `clone`, whose flags it can. Everything else refused is either
-reported to a supervisor (`SECCOMP_RET_USER_NOTIF`: the test process answers EPERM and records a
-`seccomp_denied` signal) or, without one, answered EPERM directly.
+reported to the test process (`SECCOMP_RET_USER_NOTIF`: it answers EPERM and records a
+`seccomp_denied` signal while it waits for the solution) or, without a listener, answered EPERM
+directly. The test process's own refusals (the tests') are answered EPERM by a second filter it
+installs on itself after forking the solution, so it never waits on itself.
 """
 
 from __future__ import annotations

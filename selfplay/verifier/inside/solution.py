@@ -6,7 +6,7 @@ descends from never reads rows). What reaches it afterwards is the program text 
 call, the arguments the tests pass. It starts by closing every descriptor but its own four
 (stdin, stdout, stderr, the call channel to the test process) and sets its rlimits; it
 inherits the seccomp filter the test process installed (refused calls are answered by the test
-process's supervisor thread). It then waits for:
+process while it waits for this one). It then waits for:
 - `("io", program)` with four descriptors: fork a child that runs the program as a script on
   that stdin (stdin/stdout tests), report its pid, then its exit status;
 - `("load", program)`: become the program's server. The program is a real module named
@@ -23,12 +23,11 @@ import os
 import signal
 import socket
 import sys
-import traceback
 import types
 
 from . import signals, values, wire
-from .osutil import close_fds_from
-from .server import Server
+from .osutil import close_fds_from, set_role
+from .server import Server, innermost_line
 
 # Exit code of a script that ran out of memory; the harness reports status "memory".
 MEMORY_EXIT = 86
@@ -61,10 +60,10 @@ def run_server(fd: int, program: str, directory: str, result_items: int) -> None
     try:
         module = load_module(program, path)
     except BaseException as e:
-        srv = Server(fd, None, enc, hook, path)
+        srv = Server(fd, None, enc, hook, path, program)
         wire.send(fd, ("load_error", type(e).__name__, srv.error_tail(e), hook.take()))
         return
-    server = Server(fd, module, enc, hook, path)
+    server = Server(fd, module, enc, hook, path, program)
     try:
         manifest = server.manifest()
     except BaseException as e:  # a global whose encoding raised
@@ -95,8 +94,8 @@ def run_main(program: str, path: str) -> int:
         print(f"MemoryError: {e}", file=sys.stderr)
         return MEMORY_EXIT
     except BaseException as e:
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
-        where = f" (line {frames[-1].lineno}: {frames[-1].line})" if frames else ""
+        line = innermost_line(e, path, program)
+        where = f" (line {line[0]}: {line[1]})" if line else ""
         print(f"{type(e).__name__}: {e}"[:600] + where, file=sys.stderr)
         return 1
     finally:
@@ -126,6 +125,7 @@ def _io_child(program: str, directory: str) -> None:
 def main(limits: dict, directory: str, set_limits) -> None:
     """The solution process (descriptors 0-2 and the channel on 3 are in place)."""
     channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
+    set_role("solution")
     set_limits(limits)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     sys.path.append(directory)  # so that `import solution` finds the program's file

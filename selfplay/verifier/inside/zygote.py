@@ -21,9 +21,7 @@ removed afterwards.
 from __future__ import annotations
 
 import _sitebuiltins
-import _thread
 import builtins
-import fcntl
 import gc
 import json
 import os
@@ -34,11 +32,10 @@ import sys
 import tempfile
 import time
 
-from . import harness, osutil, seccomp
-from .channel import supervise
+from . import osutil, seccomp, testproc
+from .testproc import PROGRAM_DIR
 
-MAX_VERDICT_BYTES = 1 << 20
-PROGRAM_DIR = "/run/selfplay"
+PR_SET_CHILD_SUBREAPER = 36
 SCRATCH = ("/tmp", "/dev/shm", PROGRAM_DIR)
 PRELOAD = (
     "collections",
@@ -68,24 +65,21 @@ PRELOAD = (
 )
 
 
-def set_limits(lim: dict) -> None:
-    osutil.set_limits(lim["memory_mb"], lim["file_mb"], lim["max_procs"], lim["timeout_s"])
+class Armed:
+    """A test process the zygote forked: prepared for a row, then running it."""
 
+    __slots__ = ("pid", "pidfd", "ctl", "limits", "scratch", "isolated", "fork_s", "status")
 
-def setup_row(isolated: bool, scratch: str | None = None) -> str:
-    """Give the calling process (the row's first) its own scratch; returns the program's
-    directory. Raises OSError where an isolation step fails."""
-    if not isolated:
-        os.setsid()
-        os.chdir(scratch)
-        directory = os.path.join(scratch, ".selfplay")
-        os.mkdir(directory)
-        return directory
-    if not osutil.unshare(osutil.CLONE_NEWIPC):
-        raise OSError("unshare(ipc) failed")
-    os.chdir("/tmp")
-    osutil.drop_privileges()
-    return PROGRAM_DIR
+    def __init__(self, pid, pidfd, ctl, limits, scratch, isolated, fork_s):
+        self.pid, self.pidfd, self.ctl, self.limits = pid, pidfd, ctl, limits
+        self.scratch, self.isolated, self.fork_s = scratch, isolated, fork_s
+        self.status: int | None = None  # its wait status, once collected
+
+    def close(self) -> None:
+        self.ctl.close()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
 
 
 class Zygote:
@@ -101,7 +95,14 @@ class Zygote:
         builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
         self.control = socket.socket(fileno=0)
         self.dirty = False
+        self.armed: Armed | None = None
+        self.last_teardown = 0.0
         osutil.set_dumpable(False)
+        osutil.set_role("zygote")
+        # Without the sandbox the zygote is not PID 1: a row's orphans would go to the
+        # machine's init, which in a container may never reap them, and their zombies would
+        # fill the worker's pids cgroup. As a subreaper it collects them itself (`_reap`).
+        osutil.prctl(PR_SET_CHILD_SUBREAPER, 1)
         seccomp.prepare()
         self.facts = self._probe()
         self.devnull = os.open(os.devnull, os.O_RDWR)
@@ -145,191 +146,187 @@ class Zygote:
 
     def serve(self) -> None:
         self.send({"ready": True, "facts": self.facts})
-        while not self.dirty:
-            try:
-                data, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 4)
-            except OSError:
-                return
-            if not data:
-                return
-            try:
-                control = json.loads(data)
-                if len(fds) != 2:
-                    raise ValueError("a row needs two descriptors")
-                reply = self.grade(control["limits"], fds[0], fds[1])
-            except (ValueError, KeyError, TypeError) as e:
-                reply = {"error": f"bad control message: {e}"}
-            finally:
-                for fd in fds:
-                    os.close(fd)
-            self.send(reply)
+        try:
+            while True:
+                try:
+                    data, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 4)
+                except OSError:
+                    return
+                if not data:
+                    return
+                received = time.monotonic()
+                if self.dirty:
+                    # This row was never read: the host sends it again to a fresh worker.
+                    for fd in fds:
+                        os.close(fd)
+                    self.send({"retired": True})
+                    return
+                try:
+                    control = json.loads(data)
+                    if len(fds) != 2:
+                        raise ValueError("a row needs two descriptors")
+                    limits = control["limits"]
+                    row = self.hand_off(limits, fds[0], fds[1])
+                except (ValueError, KeyError, TypeError) as e:
+                    self.send({"error": f"bad control message: {e}"})
+                    continue
+                finally:
+                    for fd in fds:
+                        os.close(fd)
+                # The next row's test process is prepared while this one runs.
+                self.armed = self.prepare(limits, quiet=True)
+                reply = self.finish(row, received)
+                reply["teardown_s"] = self.last_teardown
+                self.send(reply)  # before the cleanup: the host needs nothing more of it
+                t = time.monotonic()
+                self.teardown(row)
+                self.last_teardown = time.monotonic() - t
+        finally:
+            if self.armed is not None:
+                self.teardown(self.armed)
 
-    def grade(self, limits: dict, row_fd: int, verdict_fd: int) -> dict:
+    def prepare(self, limits: dict, quiet: bool = False) -> Armed | None:
+        """Fork a test process for a row to come (see `testproc`); with `quiet`, None where
+        the fork fails (a row filled the process limit: the next row prepares its own)."""
         start = time.monotonic()
-        deadline = start + float(limits["timeout_s"])
         isolated = self.facts["pid_namespace"] and self.facts["private_scratch"]
         scratch = None if isolated else tempfile.mkdtemp(prefix="selfplay-row-")
         # Everything the row's processes need is made here, before the fork: in the zygote it
         # is cheap, in a freshly forked process every new object costs page faults.
+        ctl, ctl_t = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         chan_t, chan_p = socket.socketpair()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         stdin = os.memfd_create("stdin")
-        fds = (
-            row_fd,
-            verdict_fd,
-            chan_t.detach(),
-            out_r,
-            err_r,
-            chan_p.detach(),
-            out_w,
-            err_w,
-            stdin,
-        )
+        fds = (ctl_t.detach(), chan_t.detach(), out_r, err_r, chan_p.detach(), out_w, err_w, stdin)
         if isolated:
             osutil.unshare(osutil.CLONE_NEWPID)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
         if pid == 0:
-            self._test_process(limits, fds, scratch)
-        forked = time.monotonic()
+            testproc.main(limits, fds, scratch, self.devnull, self.facts["seccomp"])
         if isolated:
             osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
-        for fd in fds[2:]:
+        for fd in fds:
             os.close(fd)
-        status, timed_out = self._wait(pid, deadline, isolated)
-        self._reap()
-        if isolated and not self._wipe():
-            self.dirty = True  # the host replaces a worker it cannot clean
-        if scratch is not None:
-            osutil.rmtree(scratch)
-            try:
+        if pid < 0:
+            ctl.close()
+            if scratch is not None:
                 os.rmdir(scratch)
-            except OSError:
-                pass
-        return {
-            "status": status,
-            "timed_out": timed_out,
-            "duration_s": time.monotonic() - start,
-            "fork_s": forked - start,
-            "t_done": time.monotonic(),
-        }
-
-    def _wait(self, pid: int, deadline: float, isolated: bool) -> tuple[int, bool]:
+            if quiet:
+                return None
+            raise OSError("the row's test process could not be forked")
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
             pidfd = None
-        timed_out = False
+        return Armed(pid, pidfd, ctl, limits, scratch, isolated, time.monotonic() - start)
+
+    def hand_off(self, limits: dict, row_fd: int, verdict_fd: int) -> Armed:
+        """Give the row to a prepared test process with these limits (one is prepared now if
+        there is none, or the one waiting has other limits or has died)."""
+        for _ in range(2):
+            row, self.armed = self.armed, None
+            if row is not None and row.limits == limits and row.status is None:
+                try:
+                    socket.send_fds(row.ctl, [b"row"], [row_fd, verdict_fd], socket.MSG_NOSIGNAL)
+                    return row
+                except OSError:
+                    pass
+            if row is not None:
+                self.teardown(row)
+            self.armed = self.prepare(limits)
+        raise OSError("no test process could take the row")
+
+    def finish(self, row: Armed, received: float) -> dict:
+        """Wait for the row's verdict: `done` from its test process, its exit, or the time
+        limit (then it is killed)."""
+        deadline = received + float(row.limits["timeout_s"])
+        watch = [row.ctl] + ([row.pidfd] if row.pidfd is not None else [])
+        timed_out = done = False
+        while row.status is None:
+            if not done and row.pidfd is None:
+                self._collect(row, os.WNOHANG)
+                if row.status is not None:
+                    break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                self._kill(row)
+                self._collect(row, 0)
+                break
+            ready, _, _ = select.select(watch, [], [], remaining if row.pidfd else 0.002)
+            if row.ctl in ready:
+                try:
+                    msg = row.ctl.recv(16)
+                except OSError:
+                    msg = b""
+                if msg == b"done":
+                    done = True
+                    break
+                watch.remove(row.ctl)  # closed: the process is gone or going
+            if row.pidfd is not None and row.pidfd in ready:
+                self._collect(row, 0)
+        return {
+            "status": 0 if done else row.status,
+            "timed_out": timed_out,
+            "duration_s": time.monotonic() - received,
+            "fork_s": row.fork_s,
+            "t_received": received,
+            "t_done": time.monotonic(),
+        }
+
+    def teardown(self, row: Armed) -> None:
+        """End a row (or a prepared process not used): kill what is left of it, reap, and
+        empty the scratch it could write to. Runs after the host has its verdict."""
+        if row.status is None:
+            self._kill(row)
+            self._collect(row, 0)
+        self._reap()
+        row.close()
+        if row.isolated:
+            if not self._wipe():
+                self.dirty = True  # the next row goes to a fresh worker
+        elif row.scratch is not None:
+            osutil.rmtree(row.scratch)
+            try:
+                os.rmdir(row.scratch)
+            except OSError:
+                pass
+
+    def _collect(self, row: Armed, flags: int) -> None:
         try:
-            while True:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    self._kill(pid, isolated)
-                    _, status = os.waitpid(pid, 0)
-                    break
-                if pidfd is not None:
-                    select.select([pidfd], [], [], remaining)
-                else:
-                    time.sleep(min(remaining, 0.002))
-        finally:
-            if pidfd is not None:
-                os.close(pidfd)
-        if not isolated:
-            self._kill(pid, isolated)  # stragglers in the row's process group
-        return status, timed_out
+            done, status = os.waitpid(row.pid, flags)
+        except ChildProcessError:  # reaped by `_reap` already
+            row.status = 0
+            return
+        if done:
+            row.status = status
 
     @staticmethod
-    def _kill(pid: int, isolated: bool) -> None:
+    def _kill(row: Armed) -> None:
         try:
-            if isolated:
-                os.kill(pid, signal.SIGKILL)  # the namespace dies with its first process
+            if row.isolated:
+                os.kill(row.pid, signal.SIGKILL)  # the namespace dies with its first process
             else:
-                os.killpg(pid, signal.SIGKILL)
+                os.killpg(row.pid, signal.SIGKILL)  # the row's process group
         except (ProcessLookupError, PermissionError):
             pass
 
-    @staticmethod
-    def _reap() -> None:
-        """Collect zombies reparented to us (the row's processes, after its namespace died)."""
+    def _reap(self) -> None:
+        """Collect zombies reparented to us (the row's processes, after its namespace died);
+        a prepared test process that died waiting is marked dead, not lost."""
         while True:
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-
-    # -- the test process -----------------------------------------------------------------
-    def _test_process(self, limits: dict, fds: tuple, scratch) -> None:
-        """The row's test process. Descriptors: 3 the row, 4 the verdict, 5-7 its ends of the
-        solution's channel, stdout and stderr, 8-11 the solution's ends."""
-        rep = harness.Reporter(4)
-        isolated = scratch is None
-        try:
-            t0 = time.perf_counter()
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
-            os.dup2(self.devnull, 0)  # never the host's channel
-            for target, fd in enumerate(high, start=3):
-                os.dup2(fd, target)
-            osutil.close_fds_from(3 + len(high))
-            directory = setup_row(isolated, scratch)
-            osutil.set_dumpable(False)
-            set_limits(limits)
-            # The memory cgroup's first victims are the row's processes, never the zygote.
-            osutil.write_file("/proc/self/oom_score_adj", b"1000")
-            # A solution that hangs up must surface as BrokenPipeError, not kill the harness.
-            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            # As PID 1 of the row's namespace, signals with their default action that the
-            # row's processes send here are dropped; Python's SIGINT handler would not be.
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            sys.setrecursionlimit(10_000)
-            t1 = time.perf_counter()
-            # One filter for the row, installed here before the solution process is forked
-            # (it inherits it): refusals are answered by a thread of this process.
-            listener = _install_filter() if self.facts["seccomp"] else None
-            chan = harness.spawn(limits, directory, set_limits, rep)
-            if listener is not None:
-                _thread.start_new_thread(supervise, (listener, rep.emit))
-            t2 = time.perf_counter()
-            req = json.loads(_read_all(3))
-            os.close(3)
-            phases = {"setup": t1 - t0, "spawn": t2 - t1, "read": time.perf_counter() - t2}
-            req["limits"] = limits
-            verdict = harness.Row(req, rep, chan, phases).run()
-            verdict["phases"]["t_end"] = time.monotonic()
-            rep.write({"v": verdict})
-        except BaseException as e:
-            try:
-                rep.write(
-                    {
-                        "v": {
-                            "status": "error",
-                            "tests_passed": 0,
-                            "detail": f"harness error: {e!r}"[:500],
-                        }
-                    }
-                )
-            except BaseException:
-                pass
-        finally:
-            os._exit(0)
-
-
-def _install_filter() -> int | None:
-    """The seccomp filter for this process and all it forks: with a supervisor listener where
-    the kernel has one, else answering EPERM directly."""
-    try:
-        return seccomp.install(notify=True)
-    except OSError:
-        try:
-            seccomp.install(notify=False)
-        except OSError:
-            pass
-    return None
+            if self.armed is not None and pid == self.armed.pid:
+                self.armed.status = status
 
 
 def _probe_row() -> int:
@@ -337,7 +334,7 @@ def _probe_row() -> int:
     no capabilities), | 2 if the seccomp filter refuses a call and its supervisor hears of it."""
     bits = 0
     try:
-        setup_row(True)
+        testproc.setup_row(True)
         if os.getpid() == 1 and osutil.effective_caps() == 0:
             bits |= 1
         listener = seccomp.install(notify=True)
@@ -351,16 +348,6 @@ def _probe_row() -> int:
     except BaseException:
         pass
     return bits
-
-
-def _read_all(fd: int) -> bytes:
-    os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while True:
-        b = os.read(fd, 1 << 20)
-        if not b:
-            return b"".join(chunks)
-        chunks.append(b)
 
 
 def main() -> None:
