@@ -12,6 +12,7 @@ import shutil
 import signal
 import site
 import socket
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -170,6 +171,7 @@ def probe_bwrap() -> str | None:
 
 
 MAX_VERDICT_BYTES = 16 << 20
+_REPLY = struct.Struct("=ciBddddd")  # the zygote's REPLY
 
 
 @dataclass
@@ -260,6 +262,17 @@ class Worker:
         data = self.sock.recv(1 << 16)
         if not data:
             return None
+        if data[:1] == b"R" and len(data) == _REPLY.size:
+            _, status, timed_out, duration, fork, received, done, teardown = _REPLY.unpack(data)
+            return {
+                "status": status,
+                "timed_out": bool(timed_out),
+                "duration_s": duration,
+                "fork_s": fork,
+                "t_received": received,
+                "t_done": done,
+                "teardown_s": teardown,
+            }
         return json.loads(data)
 
     def grade(self, request: dict) -> dict:

@@ -46,14 +46,10 @@ def prctl(option: int, arg: int) -> bool:
     return _ok(_libc.prctl(option, arg, 0, 0, 0))
 
 
-PR_SET_NAME = 15
-NAMES = {role: ctypes.c_char_p(f"sp-{role}".encode()) for role in ("zygote", "test", "solution")}
-
-
 def set_role(role: str) -> None:
     """Name this process after its role (what ps, top and perf show): sp-zygote, sp-test,
-    sp-solution. The names are built once, in the zygote."""
-    _libc.prctl(PR_SET_NAME, NAMES[role], 0, 0, 0)
+    sp-solution."""
+    write_file("/proc/self/comm", b"sp-" + role.encode())
 
 
 class _CapHeader(ctypes.Structure):

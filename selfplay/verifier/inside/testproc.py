@@ -77,8 +77,10 @@ def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, 
     """Everything before the row: returns the solution's channel and the phases so far."""
     t0 = time.perf_counter()
     osutil.set_role("test")
-    # Die with the zygote (which discards prepared processes it no longer wants).
-    osutil.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if scratch is not None:
+        # Without the sandbox, die with the zygote (inside it, the zygote is PID 1 of the
+        # sandbox: everything dies with it).
+        osutil.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
     os.dup2(devnull, 0)  # never the host's channel
     os.dup2(devnull, 4)  # the verdict's place, until the row comes
@@ -87,8 +89,7 @@ def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, 
         os.dup2(fd, target)
     osutil.close_fds_from(5 + len(high) - 1)
     directory = setup_row(scratch is None, scratch)
-    osutil.set_dumpable(False)
-    set_limits(limits)
+    set_limits(limits)  # not dumpable: inherited from the zygote (fork keeps the flag)
     # The memory cgroup's first victims are the row's processes, never the zygote.
     osutil.write_file("/proc/self/oom_score_adj", b"1000")
     # A solution that hangs up must surface as BrokenPipeError, not kill the harness.

@@ -1,4 +1,5 @@
 import os
+import time
 
 import pytest
 
@@ -26,8 +27,19 @@ def processes_with():
     return _processes_with
 
 
-def _processes_with(marker: str) -> list[int]:
-    """Host pids whose command line contains `marker` (sandboxed processes included)."""
+def _processes_with(marker: str, settle_s: float = 5.0) -> list[int]:
+    """Host pids whose command line contains `marker` (sandboxed processes included), once
+    the worker has cleaned up after the row: the verdict is sent before the cleanup, which
+    is over before the worker takes another row. Waits up to `settle_s` for none to be left."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        found = _scan(marker)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.01)
+
+
+def _scan(marker: str) -> list[int]:
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():

@@ -156,3 +156,35 @@ def test_processes_that_call_setsid_die_with_their_row(grade, processes_with):
     v = grade(program, ["assert spawn()"])
     assert v.passed, v.detail
     assert processes_with(marker) == []
+
+
+def test_nothing_of_a_row_runs_when_the_next_row_in_its_worker_starts():
+    # The verdict is sent before the cleanup; the next row must still find nothing of it.
+    marker = f"selfplay-straggler-{uuid.uuid4().hex}"
+    leave = (
+        "import subprocess, sys\n"
+        "def spawn():\n"
+        f"    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}],\n"
+        "                     start_new_session=True)\n"
+        "    return True\n"
+    )
+    look = (
+        "import os\n"
+        "def left():\n"
+        "    found = []\n"
+        "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "        try:\n"
+        "            found += [pid] if MARK in open(f'/proc/{pid}/cmdline').read() else []\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return found\n"
+    ).replace("MARK", repr(marker))
+    with Verifier(workers=1, timeout_s=5.0) as v:
+        first, second = v.grade(
+            [
+                {"id": "a", "program": leave, "tests": ["assert spawn()"]},
+                {"id": "b", "program": look, "tests": ["assert left() == []"]},
+            ]
+        )
+    assert first.passed, first.detail
+    assert second.passed, second.detail
