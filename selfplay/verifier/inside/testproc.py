@@ -17,7 +17,7 @@ solution process is forked).
 from __future__ import annotations
 
 import fcntl
-import json
+import marshal
 import os
 import signal
 import socket
@@ -92,12 +92,7 @@ def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, 
     set_limits(limits)  # not dumpable: inherited from the zygote (fork keeps the flag)
     # The memory cgroup's first victims are the row's processes, never the zygote.
     osutil.write_file("/proc/self/oom_score_adj", b"1000")
-    # A solution that hangs up must surface as BrokenPipeError, not kill the harness.
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    # As PID 1 of the row's namespace, signals with their default action that the row's
-    # processes send here are dropped; Python's SIGINT handler would not be.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    sys.setrecursionlimit(10_000)
+    sys.setrecursionlimit(10_000)  # SIGPIPE and SIGINT: as the zygote left them (its main)
     t1 = time.perf_counter()
     # The filter is installed before the solution process is forked (it inherits it); its
     # refusals are answered by this process while it waits for the solution (`Channel.pump`).
@@ -147,7 +142,7 @@ def main(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool) -> N
         if failure is not None:
             raise failure
         t = time.perf_counter()
-        req = json.loads(read_all(row_fd))
+        req = marshal.loads(read_all(row_fd))  # written by the host, never by a row
         os.close(row_fd)
         phases.update(read=time.perf_counter() - t, t_go=phases_go)
         req["limits"] = limits

@@ -386,5 +386,12 @@ def _probe_row() -> int:
 
 def main() -> None:
     config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # What every row's processes inherit (setting them in each costs page faults there): a
+    # solution that hangs up surfaces as BrokenPipeError, not a dead harness (the zygote
+    # itself ends on the BrokenPipeError of a host gone away); and SIGINT keeps its default
+    # action, since a row's first process is PID 1 of its namespace, for which the kernel
+    # drops signals with their default action that the row's processes send, but would
+    # deliver them to Python's handler.
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     Zygote(config).serve()
