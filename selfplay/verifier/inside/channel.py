@@ -47,6 +47,12 @@ class SolutionGone(BaseException):
 _NAMES = seccomp.names_by_number()
 
 
+def _hung_up(fd: int) -> bool:
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return any(event & (select.POLLHUP | select.POLLERR) for _, event in poll.poll(0))
+
+
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -67,6 +73,8 @@ class Channel:
         self.dec.exception_ref = self.exception_ref
         # The seccomp filter's listener, answered while waiting (see the module's doc).
         self.listener: int | None = None
+        # The solution's wait status, from its parent (the zygote), once it has ended.
+        self.waiter = None
         # globals(name, entry): a program global changed during a call (set by the harness).
         self.on_global = None
         self.exc_classes: dict[int, type] = {}
@@ -101,7 +109,8 @@ class Channel:
                 if fd == until:
                     return
                 if fd == self.listener:
-                    seccomp.answer(fd, _NAMES, self._refused)
+                    if seccomp.answer(fd, _NAMES, self._refused) is None and _hung_up(fd):
+                        self.listener = None  # no process of the row uses the filter now
                     continue
                 if not self._drain(fd, streams):
                     del streams[fd]
@@ -119,7 +128,7 @@ class Channel:
 
     def wait(self) -> int:
         if self.exit_status is None:
-            _, self.exit_status = os.waitpid(self.pid, 0)
+            self.exit_status = self.waiter() if self.waiter else os.waitpid(self.pid, 0)[1]
         return self.exit_status
 
     def gone(self, expected: bool = False) -> SolutionGone:

@@ -1,8 +1,9 @@
 """The test process: runs a row's tests against the solution process, and writes the verdict.
 
-The tests never share an interpreter with the program. The test process forks the solution
-process first (so that it never sees the row), then reads the row, sends the program, and
-runs the tests in a namespace built from the program's manifest:
+The tests never share an interpreter with the program. The solution process is started
+before the row exists (so that it never sees it, see `testproc`); the test process then
+reads the row, sends the program, and runs the tests in a namespace built from the program's
+manifest:
 - modules the program imported are the real modules, imported here (standard library, a few
   numerical packages, or anything the zygote preloaded); a program global named like a module
   that is not one is left out (`module_shadow`), so a fake `math` never answers a test;
@@ -20,12 +21,11 @@ import builtins
 import importlib
 import json
 import os
-import socket
 import sys
 import time
 import types
 
-from . import osutil, solution, values
+from . import solution, values
 from .channel import Channel, SolutionGone, importable
 from .server import innermost_line
 from .signals import valid
@@ -77,24 +77,6 @@ class Reporter:
         if name not in self.signals:
             self.signals.append(name)
             self.write({"s": name})
-
-
-def spawn(limits: dict, directory: str, set_limits, rep: Reporter) -> Channel:
-    """Fork the solution process (before the row is read; it inherits the seccomp filter).
-    Descriptors 5-7 are the test process's ends, 8-11 the solution's (see the zygote)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for target, fd in ((0, 11), (1, 9), (2, 10), (3, 8)):
-                os.dup2(fd, target)
-            osutil.close_fds_from(4)
-            solution.main(limits, directory, set_limits)
-        finally:
-            os._exit(0)
-    for fd in (8, 9, 10, 11):
-        os.close(fd)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=5)
-    return Channel(pid, sock, 6, 7, limits, rep.emit)
 
 
 def _program_str(exc) -> str:

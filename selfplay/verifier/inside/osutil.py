@@ -208,6 +208,33 @@ def close_fds_from(low: int) -> None:
     os.closerange(low, 1 << 20)
 
 
+PR_SET_PDEATHSIG = 1
+PROGRAM_DIR = "/run/selfplay"
+
+
+def enter_row(scratch: str | None) -> str:
+    """Make the calling process (a row's test or solution process, just forked) part of its
+    row; returns the program's directory. In the sandbox (`scratch` None) the row's PID and
+    IPC namespaces are already there (the zygote forked into them): drop every capability.
+    Without it: die with the zygote, in the row's scratch directory (the zygote kills each
+    process's group: no namespace does it)."""
+    # A session and process group of its own either way: `kill(0, ...)` in the program then
+    # reaches its own process group, never the zygote's (nor, through it, the processes of
+    # the next row, prepared meanwhile).
+    os.setsid()
+    if scratch is None:
+        os.chdir("/tmp")
+        drop_privileges()
+        return PROGRAM_DIR
+    prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL
+    os.chdir(scratch)
+    return os.path.join(scratch, ".selfplay")
+
+
+def row_limits(lim: dict) -> None:
+    set_limits(lim["memory_mb"], lim["file_mb"], lim["max_procs"], lim["timeout_s"])
+
+
 def set_limits(memory_mb: int, file_mb: int, max_procs: int, cpu_s: float) -> None:
     mem = memory_mb * 1024 * 1024
     for res, val in (

@@ -1,12 +1,14 @@
 """The solution process: it runs the untrusted program, and nothing else ever does.
 
-It is forked by the test process *before* the test process reads the row, so its memory holds
-nothing of the row: not the tests, not the expected outputs, not an earlier row (the zygote it
-descends from never reads rows). What reaches it afterwards is the program text and, call by
-call, the arguments the tests pass. It starts by closing every descriptor but its own four
-(stdin, stdout, stderr, the call channel to the test process) and sets its rlimits; it
-inherits the seccomp filter the test process installed (refused calls are answered by the test
-process while it waits for this one). It then waits for:
+The zygote forks it, beside the row's test process and into the same PID and IPC namespaces,
+before the row exists: its memory holds nothing of the row, not the tests, not the expected
+outputs, not an earlier row (the zygote never reads rows). It is not the test process's child,
+so it never shares the pages the test process has written either. What reaches it afterwards
+is the program text and, call by call, the arguments the tests pass. It starts (`start`) by
+keeping only its own four descriptors (stdin, stdout, stderr, the call channel to the test
+process), dropping its capabilities, installing the seccomp filter and handing the filter's
+listener to the test process (which answers refused calls while it waits for this one), then
+sets its rlimits and waits for:
 - `("io", program)` with four descriptors: fork a child that runs the program as a script on
   that stdin (stdin/stdout tests), report its pid, then its exit status;
 - `("load", program)`: become the program's server. The program is a real module named
@@ -19,14 +21,15 @@ process while it waits for this one). It then waits for:
 from __future__ import annotations
 
 import builtins
+import fcntl
 import os
 import signal
 import socket
 import sys
 import types
 
-from . import signals, values, wire
-from .osutil import close_fds_from, set_role
+from . import osutil, seccomp, signals, values, wire
+from .osutil import close_fds_from
 from .server import Server, innermost_line
 
 # Exit code of a script that ran out of memory; the harness reports status "memory".
@@ -122,11 +125,34 @@ def _io_child(program: str, directory: str) -> None:
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
 
 
-def main(limits: dict, directory: str, set_limits) -> None:
-    """The solution process (descriptors 0-2 and the channel on 3 are in place)."""
-    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
-    set_role("solution")
-    set_limits(limits)
+def start(limits: dict, fds: tuple, scratch: str | None, seccomp_ok: bool) -> None:
+    """The solution process, right after the zygote forked it; never returns. `fds`: its ends
+    of the channel, stdout, stderr, and its stdin."""
+    try:
+        osutil.set_role("solution")
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
+        for target, fd in zip((3, 1, 2, 0), high, strict=True):
+            os.dup2(fd, target)
+        osutil.close_fds_from(4)
+        directory = osutil.enter_row(scratch)
+        # The memory cgroup's first victims are the row's processes, never the zygote.
+        osutil.write_file("/proc/self/oom_score_adj", b"1000")
+        sys.setrecursionlimit(10_000)
+        channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
+        listener = seccomp.install_for_row() if seccomp_ok else None
+        # Before any program code: the test process learns this process's pid as the row's
+        # namespace numbers it, and takes the filter's listener.
+        wire.send_fds(channel, ("hello", os.getpid()), [listener] if listener else [])
+        if listener is not None:
+            os.close(listener)
+        main(limits, directory, channel)
+    finally:
+        os._exit(0)
+
+
+def main(limits: dict, directory: str, channel: socket.socket) -> None:
+    """The solution process's loop (descriptors 0-2 and the channel on 3 are in place)."""
+    osutil.row_limits(limits)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     sys.path.append(directory)  # so that `import solution` finds the program's file
     while True:

@@ -1,17 +1,18 @@
 """A row's test process, from its fork to its exit.
 
-The zygote forks it *before* the row arrives (while the previous row still runs), and it
-prepares everything that does not depend on the row: the new PID namespace it is the first
-process of, a new IPC namespace, no capabilities, the row's limits, the seccomp filter, and
-the solution process (forked now, so it has never seen any row).
+The zygote forks it, and beside it the row's solution process, *before* the row arrives (while
+the previous row still runs), each the first two processes of a new PID namespace sharing a
+new IPC namespace. It prepares everything that does not depend on the row: no capabilities,
+the row's limits, its own seccomp filter, and the solution's channel (the solution process
+sends its pid and its filter's listener: this process answers the solution's refused calls).
 Then it blocks on its control socket (descriptor 3) until the zygote hands it the row and the
 verdict as two descriptors it has never read. It grades the row, writes the verdict, tells the
-zygote `done`, and exits, taking its namespace, and with it every process the row started,
-with it.
+zygote `done`, and exits; its namespace, and with it every process the row started, dies with
+it. The solution process is the zygote's child, not this one's: its exit status comes from the
+zygote (`_solution_status`).
 
 Descriptors while prepared: 3 the control socket, 4 a placeholder for the verdict, 5-7 its
-ends of the solution's channel, stdout and stderr, 8-11 the solution's ends (closed once the
-solution process is forked).
+ends of the solution's channel, stdout and stderr.
 """
 
 from __future__ import annotations
@@ -19,48 +20,14 @@ from __future__ import annotations
 import fcntl
 import marshal
 import os
-import signal
 import socket
+import struct
 import sys
 import time
 
-from . import harness, osutil, seccomp
+from . import harness, osutil, seccomp, wire
 
-PROGRAM_DIR = "/run/selfplay"
-PR_SET_PDEATHSIG = 1
-
-
-def set_limits(lim: dict) -> None:
-    osutil.set_limits(lim["memory_mb"], lim["file_mb"], lim["max_procs"], lim["timeout_s"])
-
-
-def setup_row(isolated: bool, scratch: str | None = None) -> str:
-    """Give the calling process (the row's first) its own scratch; returns the program's
-    directory. Raises OSError where an isolation step fails."""
-    if not isolated:
-        os.setsid()
-        os.chdir(scratch)
-        directory = os.path.join(scratch, ".selfplay")
-        os.mkdir(directory)
-        return directory
-    if not osutil.unshare(osutil.CLONE_NEWIPC):
-        raise OSError("unshare(ipc) failed")
-    os.chdir("/tmp")
-    osutil.drop_privileges()
-    return PROGRAM_DIR
-
-
-def install_filter() -> int | None:
-    """The seccomp filter for this process and all it forks: with a listener (the test
-    process answers refusals) where the kernel has one, else answering EPERM directly."""
-    try:
-        return seccomp.install(notify=True)
-    except OSError:
-        try:
-            seccomp.install(notify=False)
-        except OSError:
-            pass
-    return None
+PROGRAM_DIR = osutil.PROGRAM_DIR
 
 
 def read_all(fd: int) -> bytes:
@@ -73,36 +40,46 @@ def read_all(fd: int) -> bytes:
         chunks.append(b)
 
 
+def _solution_status() -> int:
+    """The solution process's wait status, from the zygote (its parent); call once it has
+    been killed or has hung up."""
+    try:
+        os.write(3, b"wait")
+        data = os.read(3, 16)
+    except OSError:
+        data = b""
+    return struct.unpack("=i", data)[0] if len(data) == 4 else 0
+
+
 def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, rep):
     """Everything before the row: returns the solution's channel and the phases so far."""
     t0 = time.perf_counter()
     osutil.set_role("test")
-    if scratch is not None:
-        # Without the sandbox, die with the zygote (inside it, the zygote is PID 1 of the
-        # sandbox: everything dies with it).
-        osutil.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
     os.dup2(devnull, 0)  # never the host's channel
     os.dup2(devnull, 4)  # the verdict's place, until the row comes
     os.dup2(high[0], 3)
     for target, fd in enumerate(high[1:], start=5):
         os.dup2(fd, target)
-    osutil.close_fds_from(5 + len(high) - 1)
-    directory = setup_row(scratch is None, scratch)
-    set_limits(limits)  # not dumpable: inherited from the zygote (fork keeps the flag)
-    # The memory cgroup's first victims are the row's processes, never the zygote.
+    osutil.close_fds_from(8)
+    directory = osutil.enter_row(scratch)
+    if scratch is not None:
+        os.mkdir(directory)
+    osutil.row_limits(limits)  # not dumpable: inherited from the zygote (fork keeps the flag)
     osutil.write_file("/proc/self/oom_score_adj", b"1000")
     sys.setrecursionlimit(10_000)  # SIGPIPE and SIGINT: as the zygote left them (its main)
-    t1 = time.perf_counter()
-    # The filter is installed before the solution process is forked (it inherits it); its
-    # refusals are answered by this process while it waits for the solution (`Channel.pump`).
-    # This process's own refusals (the tests') get EPERM from a second filter installed after
-    # the fork, which takes precedence over the first here: it never waits on itself.
-    listener = install_filter() if seccomp_ok else None
-    chan = harness.spawn(limits, directory, set_limits, rep)
-    if listener is not None:
-        chan.listener = listener
+    if seccomp_ok:
+        # This process's own refusals (the tests') are answered EPERM: it could not answer
+        # itself, blocked in the call.
         seccomp.install(notify=False)
+    t1 = time.perf_counter()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=5)
+    hello, listeners = wire.recv_fds(sock, 1)
+    if type(hello) is not tuple or len(hello) != 2 or type(hello[1]) is not int:
+        raise OSError("the solution process did not start")
+    chan = harness.Channel(hello[1], sock, 6, 7, limits, rep.emit)
+    chan.waiter = _solution_status
+    chan.listener = listeners[0] if listeners else None
     return chan, {"setup": t1 - t0, "spawn": time.perf_counter() - t1}
 
 

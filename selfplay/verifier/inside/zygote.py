@@ -32,10 +32,11 @@ import struct
 import sys
 import time
 
-from . import osutil, seccomp, testproc
-from .testproc import PROGRAM_DIR
+from . import osutil, seccomp, solution, testproc
+from .osutil import PROGRAM_DIR
 
 PR_SET_CHILD_SUBREAPER = 36
+ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
 # A row's reply: b"R", wait status, timed out, seconds in the zygote, seconds its fork took,
 # when the row arrived and when its verdict was complete (monotonic), and the seconds the
 # previous row's cleanup took. Not JSON: see `Zygote._limits`.
@@ -71,20 +72,33 @@ PRELOAD = (
 
 
 class Armed:
-    """A test process the zygote forked: prepared for a row, then running it."""
+    """A row's two processes the zygote forked, prepared for a row, then running it: the test
+    process (`pid`) and the solution process (`spid`)."""
 
-    __slots__ = ("pid", "pidfd", "ctl", "limits", "scratch", "isolated", "fork_s", "status")
+    __slots__ = ("pid", "pidfd", "spid", "spidfd", "ctl", "limits", "scratch", "isolated",
+                 "fork_s", "status", "s_status", "asked")  # fmt: skip
 
-    def __init__(self, pid, pidfd, ctl, limits, scratch, isolated, fork_s):
-        self.pid, self.pidfd, self.ctl, self.limits = pid, pidfd, ctl, limits
+    def __init__(self, pid, spid, ctl, limits, scratch, isolated, fork_s):
+        self.pid, self.spid, self.ctl, self.limits = pid, spid, ctl, limits
+        self.pidfd, self.spidfd = _pidfd(pid), _pidfd(spid)
         self.scratch, self.isolated, self.fork_s = scratch, isolated, fork_s
-        self.status: int | None = None  # its wait status, once collected
+        self.status: int | None = None  # wait statuses, once collected
+        self.s_status: int | None = None
+        self.asked = False  # the test process waits for the solution's status
 
     def close(self) -> None:
         self.ctl.close()
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
+        for fd in (self.pidfd, self.spidfd):
+            if fd is not None:
+                os.close(fd)
+        self.pidfd = self.spidfd = None
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None  # before Linux 5.3: polled instead
 
 
 class Zygote:
@@ -130,18 +144,27 @@ class Zygote:
             osutil.loopback_down()
             facts["network"] = osutil.network_reachable()
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+            self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)
+            ipc = os.fstat(self.own_ipcns).st_ino
             facts["private_scratch"] = self._wipe()
-            if osutil.unshare(osutil.CLONE_NEWPID):
+            if osutil.unshare(ROW_NAMESPACES):
                 pid = os.fork()
                 if pid == 0:
-                    os._exit(64 | _probe_row())
-                osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
+                    os._exit(64 | _probe_row(ipc))
+                self._leave_row_namespaces()
                 _, status = os.waitpid(pid, 0)
                 bits = os.WEXITSTATUS(status) & 3 if os.WIFEXITED(status) else 0
                 for key in ("pid_namespace", "ipc_namespace", "privileges_dropped"):
                     facts[key] = bool(bits & 1)
                 facts["seccomp"] = bits == 3
         return facts
+
+    def _leave_row_namespaces(self) -> None:
+        """Back to the zygote's own namespaces after forking into a row's; a zygote left in a
+        row's IPC namespace would share it with the next rows, so it stops instead."""
+        ok = osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
+        if not (osutil.setns(self.own_ipcns, osutil.CLONE_NEWIPC) and ok):
+            self.dirty = True
 
     @staticmethod
     def _wipe() -> bool:
@@ -201,43 +224,53 @@ class Zygote:
                 self.teardown(self.armed)
 
     def prepare(self, limits: dict, quiet: bool = False) -> Armed | None:
-        """Fork a test process for a row to come (see `testproc`); with `quiet`, None where
-        the fork fails (a row filled the process limit: the next row prepares its own)."""
+        """Fork a row's test and solution processes for a row to come (see `testproc` and
+        `solution`); with `quiet`, None where a fork fails (a row filled the process limit:
+        the next row prepares its own)."""
         start = time.monotonic()
         isolated = self.facts["pid_namespace"] and self.facts["private_scratch"]
         scratch = None if isolated else self._scratch_dir()
-        # Everything the row's processes need is made here, before the fork: in the zygote it
-        # is cheap, in a freshly forked process every new object costs page faults.
+        # Everything the row's processes need is made here, before the forks: in the zygote
+        # it is cheap, in a freshly forked process every new object costs page faults.
         ctl, ctl_t = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        chan_t, chan_p = socket.socketpair()
+        chan_t, chan_s = socket.socketpair()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         stdin = os.memfd_create("stdin")
-        fds = (ctl_t.detach(), chan_t.detach(), out_r, err_r, chan_p.detach(), out_w, err_w, stdin)
+        test_fds = (ctl_t.detach(), chan_t.detach(), out_r, err_r)
+        solution_fds = (chan_s.detach(), out_w, err_w, stdin)
+        seccomp_ok = self.facts["seccomp"]
         if isolated:
-            osutil.unshare(osutil.CLONE_NEWPID)
+            osutil.unshare(ROW_NAMESPACES)
+        pid = spid = -1
         try:
+            # The test process first: the first process of a PID namespace is its init.
             pid = os.fork()
+            if pid == 0:
+                testproc.main(limits, test_fds, scratch, self.devnull, seccomp_ok)
+            # The solution process is the zygote's child, not the test process's: it starts
+            # from the zygote's pages, never from the test process's.
+            spid = os.fork()
+            if spid == 0:
+                solution.start(limits, solution_fds, scratch, seccomp_ok)
         except OSError:
-            pid = -1
-        if pid == 0:
-            testproc.main(limits, fds, scratch, self.devnull, self.facts["seccomp"])
-        if isolated:
-            osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
-        for fd in fds:
-            os.close(fd)
-        if pid < 0:
-            ctl.close()
-            if scratch is not None:
-                os.rmdir(scratch)
+            pass
+        finally:
+            if isolated:
+                self._leave_row_namespaces()
+            for fd in test_fds + solution_fds:
+                os.close(fd)
+        if spid < 0:
+            if pid > 0:
+                self.teardown(Armed(pid, -1, ctl, limits, scratch, isolated, 0.0))
+            else:
+                ctl.close()
+                if scratch is not None:
+                    os.rmdir(scratch)
             if quiet:
                 return None
-            raise OSError("the row's test process could not be forked")
-        try:
-            pidfd = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            pidfd = None
-        return Armed(pid, pidfd, ctl, limits, scratch, isolated, time.monotonic() - start)
+            raise OSError("the row's processes could not be forked")
+        return Armed(pid, spid, ctl, limits, scratch, isolated, time.monotonic() - start)
 
     def _scratch_dir(self) -> str:
         """A new private directory for a row without the sandbox (no `tempfile`: see PRELOAD)."""
@@ -256,7 +289,7 @@ class Zygote:
         there is none, or the one waiting has other limits or has died)."""
         for _ in range(2):
             row, self.armed = self.armed, None
-            if row is not None and row.limits == limits and row.status is None:
+            if row is not None and row.limits == limits and row.status is row.s_status is None:
                 try:
                     socket.send_fds(row.ctl, [b"row"], [row_fd, verdict_fd], socket.MSG_NOSIGNAL)
                     return row
@@ -269,22 +302,30 @@ class Zygote:
 
     def finish(self, row: Armed, received: float) -> bytes:
         """Wait for the row's verdict: `done` from its test process, its exit, or the time
-        limit (then it is killed)."""
+        limit (then it is killed). Meanwhile the solution process is reaped as soon as it
+        ends (the test process's exit waits for that), and its status given to the test
+        process when it asks."""
         deadline = received + float(row.limits["timeout_s"])
-        watch = [row.ctl] + ([row.pidfd] if row.pidfd is not None else [])
         timed_out = done = False
+        watch = [row.ctl]
         while row.status is None:
-            if not done and row.pidfd is None:
-                self._collect(row, os.WNOHANG)
-                if row.status is not None:
-                    break
+            if row.s_status is None and row.spidfd is None:
+                self._collect_solution(row, os.WNOHANG)
+            if row.asked and row.s_status is not None:
+                row.asked = False
+                try:
+                    row.ctl.send(struct.pack("=i", row.s_status))
+                except OSError:
+                    pass
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 self._kill(row)
-                self._collect(row, 0)
+                self._collect(row)
                 break
-            ready, _, _ = select.select(watch, [], [], remaining if row.pidfd else 0.002)
+            fds = watch + [fd for fd in (row.pidfd, row.spidfd) if fd is not None]
+            polled = row.pidfd is None or (row.s_status is None and row.spidfd is None)
+            ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
             if row.ctl in ready:
                 try:
                     msg = row.ctl.recv(16)
@@ -293,21 +334,25 @@ class Zygote:
                 if msg == b"done":
                     done = True
                     break
-                watch.remove(row.ctl)  # closed: the process is gone or going
-            if row.pidfd is not None and row.pidfd in ready:
-                self._collect(row, 0)
+                if msg == b"wait":
+                    row.asked = True
+                elif not msg:
+                    watch.remove(row.ctl)  # closed: the process is gone or going
+            if row.spidfd is not None and row.spidfd in ready:
+                self._collect_solution(row, 0)
+            if (row.pidfd is not None and row.pidfd in ready) or row.pidfd is None:
+                self._collect_test(row, 0 if row.pidfd is not None else os.WNOHANG)
         now = time.monotonic()
-        status = 0 if done else row.status
+        status = 0 if done else (row.status or 0)
         return REPLY.pack(
             b"R", status, timed_out, now - received, row.fork_s, received, now, self.last_teardown
         )
 
     def teardown(self, row: Armed) -> None:
-        """End a row (or a prepared process not used): kill what is left of it, reap, and
+        """End a row (or prepared processes not used): kill what is left of it, reap, and
         empty the scratch it could write to. Runs after the host has its verdict."""
-        if row.status is None:
-            self._kill(row)
-            self._collect(row, 0)
+        self._kill(row)
+        self._collect(row)
         self._reap()
         row.close()
         if row.isolated:
@@ -320,28 +365,40 @@ class Zygote:
             except OSError:
                 pass
 
-    def _collect(self, row: Armed, flags: int) -> None:
-        try:
-            done, status = os.waitpid(row.pid, flags)
-        except ChildProcessError:  # reaped by `_reap` already
-            row.status = 0
-            return
-        if done:
-            row.status = status
+    def _collect(self, row: Armed) -> None:
+        """Reap both processes of a killed row: the solution first, since the test process,
+        the namespace's init, finishes exiting only once every process in it is reaped."""
+        self._collect_solution(row, 0)
+        self._collect_test(row, 0)
+
+    @staticmethod
+    def _collect_solution(row: Armed, flags: int) -> None:
+        if row.s_status is None:
+            row.s_status = _wait(row.spid, flags)
+
+    @staticmethod
+    def _collect_test(row: Armed, flags: int) -> None:
+        if row.status is None:
+            row.status = _wait(row.pid, flags)
 
     @staticmethod
     def _kill(row: Armed) -> None:
-        try:
-            if row.isolated:
-                os.kill(row.pid, signal.SIGKILL)  # the namespace dies with its first process
-            else:
-                os.killpg(row.pid, signal.SIGKILL)  # the row's process group
-        except (ProcessLookupError, PermissionError):
-            pass
+        for pid, done in ((row.pid, row.status), (row.spid, row.s_status)):
+            if done is not None or pid <= 0:
+                continue
+            try:
+                os.kill(pid, signal.SIGKILL)  # in the sandbox, the namespace dies with the first
+            except (ProcessLookupError, PermissionError):
+                pass
+            if not row.isolated:
+                try:
+                    os.killpg(pid, signal.SIGKILL)  # each has a process group of its own
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def _reap(self) -> None:
         """Collect zombies reparented to us (the row's processes, after its namespace died);
-        a prepared test process that died waiting is marked dead, not lost."""
+        prepared processes that died waiting are marked dead, not lost."""
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -349,8 +406,22 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            if self.armed is not None and pid == self.armed.pid:
-                self.armed.status = status
+            armed = self.armed
+            if armed is not None and pid == armed.pid:
+                armed.status = status
+            elif armed is not None and pid == armed.spid:
+                armed.s_status = status
+
+
+def _wait(pid: int, flags: int) -> int | None:
+    """The wait status of our child `pid`; None if it is still running (WNOHANG)."""
+    if pid <= 0:
+        return 0
+    try:
+        done, status = os.waitpid(pid, flags)
+    except ChildProcessError:  # reaped by `_reap` already
+        return 0
+    return status if done else None
 
 
 def _untouched(top: str) -> bool:
@@ -363,13 +434,15 @@ def _untouched(top: str) -> bool:
     return st.f_files > 0 and st.f_files - st.f_ffree <= 1
 
 
-def _probe_row() -> int:
-    """In a probe child: 1 if a row's isolation works (PID 1 of a new namespace, IPC namespace,
-    no capabilities), | 2 if the seccomp filter refuses a call and its supervisor hears of it."""
+def _probe_row(zygote_ipc: int) -> int:
+    """In a probe child forked as a row's processes are: 1 if a row's isolation works (PID 1
+    of a new namespace, an IPC namespace of its own, no capabilities), | 2 if the seccomp
+    filter refuses a call and the holder of its listener hears of it."""
     bits = 0
     try:
-        testproc.setup_row(True)
-        if os.getpid() == 1 and osutil.effective_caps() == 0:
+        osutil.enter_row(None)
+        own_ipc = os.stat("/proc/self/ns/ipc").st_ino != zygote_ipc
+        if os.getpid() == 1 and own_ipc and osutil.effective_caps() == 0:
             bits |= 1
         listener = seccomp.install(notify=True)
         pid = os.fork()

@@ -278,13 +278,31 @@ def test_signals_never_change_a_verdict(grade):
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "SIGUSR1"])
 def test_signals_to_the_test_process_are_ignored(grade, sig):
-    program = (
-        "import os, signal\n"
-        f"def square(x):\n    os.kill(os.getppid(), signal.{sig})\n    return x * x\n"
-    )
+    program = f"import os, signal\ndef square(x):\n    os.kill(1, signal.{sig})\n    return x * x\n"
     v = grade(program, SQUARE_TESTS)
     assert v.passed, v.detail  # the test process is PID 1 of the row: it does not see them
     assert "signal_other" in v.signals
+
+
+@pytest.mark.parametrize("target", ["os.getppid()", "0", "-1"])
+def test_signals_to_everything_the_solution_can_name_reach_nothing_but_its_row(
+    verifier, grade, target
+):
+    # The solution's parent (the zygote) is outside the row's namespace, its process group
+    # is its own, and every other process of the worker (the next row's, prepared meanwhile)
+    # is in a namespace it cannot see: SIGKILL to all of them ends this row, and nothing
+    # else. The verdict is a failure, the worker and the next rows are untouched.
+    program = (
+        "import os, signal\n"
+        f"def square(x):\n    os.kill({target}, signal.SIGKILL)\n    return x * x\n"
+    )
+    rows = [{"id": str(i), "program": program, "tests": SQUARE_TESTS} for i in range(4)]
+    rows += [{"id": "ok", "program": "def square(x):\n    return x * x\n", "tests": SQUARE_TESTS}]
+    verdicts = verifier.grade(rows * 2)
+    assert [v.passed for v in verdicts] == [False] * 4 + [True] + [False] * 4 + [True], [
+        v.detail for v in verdicts
+    ]
+    assert all(v.status != "timeout" for v in verdicts), [v.detail for v in verdicts]
 
 
 # 8. Forging what the program's process tells the test process ------------------------------
