@@ -37,6 +37,8 @@ from .osutil import PROGRAM_DIR
 
 PR_SET_CHILD_SUBREAPER = 36
 ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
+# Standard-library modules that register at-fork hooks when imported.
+FORK_HOOK_MODULES = ("random", "threading", "logging", "multiprocessing", "concurrent.futures")
 # A row's reply: b"R", wait status, timed out, seconds in the zygote, seconds its fork took,
 # when the row arrived and when its verdict was complete (monotonic), and the seconds the
 # previous row's cleanup took. Not JSON: see `Zygote._limits`.
@@ -94,6 +96,16 @@ class Armed:
         self.pidfd = self.spidfd = None
 
 
+def _recorder(hooks: list):
+    register = os.register_at_fork
+
+    def record(**kwargs):
+        hooks.append(kwargs)
+        register(**kwargs)
+
+    return record
+
+
 def _pidfd(pid: int) -> int | None:
     try:
         return os.pidfd_open(pid)
@@ -104,11 +116,22 @@ def _pidfd(pid: int) -> int | None:
 class Zygote:
     def __init__(self, config: dict):
         self.config = config
-        for name in PRELOAD + tuple(config.get("preload", ())):
-            try:
-                __import__(name)
-            except Exception:
-                pass
+        hooks: list = []
+        register, os.register_at_fork = os.register_at_fork, _recorder(hooks)
+        try:
+            for name in PRELOAD + tuple(config.get("preload", ())):
+                try:
+                    __import__(name)
+                except Exception:
+                    pass
+        finally:
+            os.register_at_fork = register
+        # The row's processes are forked with fork(2) itself where CPython's own work around
+        # it would do nothing here (see `osutil.fork`): no preloaded module registered an
+        # at-fork hook (random's reseeding, threading's bookkeeping), and none of the
+        # modules known to is loaded. Otherwise os.fork, hooks and all.
+        quiet = not hooks and not any(m in sys.modules for m in FORK_HOOK_MODULES)
+        self._fork = osutil.fork if quiet else os.fork
         # The interpreter runs with -S (no site module): scripts still expect exit() and quit().
         builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
         builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
@@ -245,12 +268,12 @@ class Zygote:
         pid = spid = -1
         try:
             # The test process first: the first process of a PID namespace is its init.
-            pid = os.fork()
+            pid = self._fork()
             if pid == 0:
                 testproc.main(limits, test_fds, scratch, self.devnull, seccomp_ok)
             # The solution process is the zygote's child, not the test process's: it starts
             # from the zygote's pages, never from the test process's.
-            spid = os.fork()
+            spid = self._fork()
             if spid == 0:
                 solution.start(limits, solution_fds, scratch, seccomp_ok)
         except OSError:

@@ -136,3 +136,19 @@ def test_worker_cgroups_live_beneath_the_callers_own(one_worker):
         parent = os.path.dirname(d)
         own = [cgroups.v1_base(c) for c in ("pids", "memory")] + [cgroups.v2_base()]
         assert parent in [o for o in own if o], (d, own)
+
+
+@pytest.mark.parametrize("preload", [(), ("random",)])
+def test_every_row_and_its_tests_draw_fresh_random_numbers(preload):
+    # Neither the program nor the tests can predict the other rows' random numbers: the
+    # generator is seeded in each process of each row, imported there or preloaded.
+    program = "import random\ndef draw():\n    return random.getrandbits(64)\n"
+    tests = "import random\nassert draw() != random.getrandbits(64)\n"
+    rows = [
+        {"id": str(i), "program": program, "tests": [tests], "calls": ["draw()"]} for i in range(6)
+    ]
+    with Verifier(workers=1, timeout_s=10, preload=preload) as v:
+        verdicts = v.grade(rows)
+    assert all(x.passed for x in verdicts), [x.detail for x in verdicts]
+    drawn = [x.outputs[0] for x in verdicts]
+    assert len(set(drawn)) == len(drawn), drawn
