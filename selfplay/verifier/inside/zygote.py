@@ -1,21 +1,26 @@
-"""The zygote: a long-lived process inside the sandbox that forks one test process per row.
+"""The zygote: a long-lived process inside the sandbox that forks each row's two processes.
 
 Started once per worker by the host (inside bubblewrap when available). It never reads a
 row: the host hands it, per row, a small control message (the limits) and two descriptors,
 the row (a memfd the host wrote) and the verdict (a memfd the test process writes), which it
-passes to the test process unread. Its memory therefore never holds a row's program, tests,
-outputs or verdict, and neither does anything forked from it.
+passes to the row's test process unread. Its memory therefore never holds a row's program,
+tests, outputs or verdict, and neither does anything forked from it.
 
-Per row, where the kernel allows, the test process is the first process of a new PID namespace
-(killing it kills everything the row started, setsid or not) and gives itself a new IPC
-namespace; after the row the zygote empties the sandbox's only writable places (/tmp,
-/dev/shm and the program's directory, all tmpfs), without recursion however deep a tree the
-row left (`osutil.rmtree`). Nothing a row writes, in files or in SysV/POSIX IPC objects,
-survives it, and the memory they held is released. A worker whose scratch cannot be emptied
-stops, and the host starts a fresh one. (Fresh tmpfs mounts per row would do the same for
-0.35 ms a row, a new mount namespace for 5 ms; emptying an untouched tmpfs costs 10 us.)
-Without namespaces (degraded mode) the row gets a process group and a scratch directory,
-removed afterwards.
+A row's processes are forked before the row arrives, once the previous row is cleaned up
+(`prepare`): the test process (`testproc`) and, beside it rather than from it, the solution
+process (`solution`), the first two processes of a new PID namespace (killing the first kills
+everything the row started, setsid or not) sharing a new IPC namespace. When a row arrives it
+goes to the prepared test process (`hand_off`); when the test process says it is done the
+host gets its answer (`finish`), and only then does the zygote kill and reap what is left and
+empty the sandbox's only writable places (/tmp, /dev/shm and the program's directory, all
+tmpfs), without recursion however deep a tree the row left (`osutil.rmtree`, skipped for a
+tmpfs with nothing in it). The next row is taken only after that: nothing a row writes, in
+files or in SysV/POSIX IPC objects, survives it, and the memory they held is released. A
+worker whose scratch cannot be emptied retires: it answers the next row `retired`, unread,
+and the host sends that row to a fresh worker. (Fresh tmpfs mounts per row would do the same
+for 0.35 ms a row, a new mount namespace for 5 ms.) Without namespaces (degraded mode) each
+row process gets a session and process group and the row a scratch directory, removed
+afterwards.
 """
 
 from __future__ import annotations
@@ -235,13 +240,16 @@ class Zygote:
                 finally:
                     for fd in fds:
                         os.close(fd)
-                # The next row's test process is prepared while this one runs.
-                self.armed = self.prepare(limits, quiet=True)
                 # Before the cleanup: the host needs nothing more of this row.
                 self.control.send(self.finish(row, received))
                 t = time.monotonic()
                 self.teardown(row)
                 self.last_teardown = time.monotonic() - t
+                # The next row's processes, prepared while the host turns this verdict round.
+                # Not while this row runs: the zygote's every write would then copy a page
+                # its prepared children share, and on a busy machine that costs more than the
+                # overlap gains.
+                self.armed = self.prepare(limits, quiet=True)
         finally:
             if self.armed is not None:
                 self.teardown(self.armed)
