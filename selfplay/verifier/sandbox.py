@@ -6,6 +6,7 @@ of its own (in case the zygote itself is wedged) and restarts the zygote when it
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import os
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -293,6 +295,13 @@ class Worker:
     def _send(self, request: dict) -> dict | None:
         limits = request["limits"]
         row = {k: request[k] for k in ("program", "tests", "calls")}
+        # The tests and calls compiled here, once for every row that shares them (a task's
+        # tests are graded once per sample): the test process only loads them.
+        row["test_code"] = [
+            compiled(t, f"<test {i}>", "exec") if isinstance(t, str) else None
+            for i, t in enumerate(row["tests"])
+        ]
+        row["call_code"] = [compiled(c, f"<call {j}>", "eval") for j, c in enumerate(row["calls"])]
         row_fd = os.memfd_create("selfplay-row", os.MFD_CLOEXEC)
         out_fd = os.memfd_create("selfplay-verdict", os.MFD_CLOEXEC)
         start = time.monotonic()
@@ -327,6 +336,24 @@ class Worker:
         verdict = assemble(lines, reply)
         verdict.setdefault("phases", {})["round_trip"] = time.monotonic() - start
         return verdict
+
+
+# compile() warns about the tests' own code (`is` with a literal, invalid escapes): that is the
+# test process's business, not this process's stderr.
+for _category in (SyntaxWarning, DeprecationWarning):
+    warnings.filterwarnings("ignore", category=_category, module=r"<(test|call) \d+>\Z")
+
+
+@functools.lru_cache(maxsize=2048)
+def compiled(source: str, filename: str, mode: str) -> bytes | None:
+    """A test or call compiled exactly as the test process would (marshal; the sandbox runs
+    this interpreter), or None where it does not compile (the test process then reports
+    why). The tests come from the task bank, whose importers and checks already parse them
+    here; programs are never compiled outside the sandbox."""
+    try:
+        return marshal.dumps(compile(source, filename, mode, dont_inherit=True))
+    except Exception:
+        return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -34,6 +34,8 @@ from .server import Server, innermost_line
 
 # Exit code of a script that ran out of memory; the harness reports status "memory".
 MEMORY_EXIT = 86
+# The program's file as a module, and as a script (stdin/stdout tests).
+PROGRAM_FILES = ("solution.py", "main.py")
 
 
 def _write_program(directory: str, name: str, program: str) -> str:
@@ -56,7 +58,7 @@ def load_module(program: str, path: str):
 
 
 def run_server(fd: int, program: str, directory: str, result_items: int) -> None:
-    path = _write_program(directory, "solution.py", program)
+    path = _write_program(directory, PROGRAM_FILES[0], program)
     sys.argv[:] = [path]
     hook = signals.Hook((path,))
     enc = values.Encoder(result_items)
@@ -114,7 +116,7 @@ def _io_child(program: str, directory: str) -> None:
     """A child of the solution process that runs one stdin/stdout test (descriptors 0-3)."""
     code = 1
     try:
-        path = _write_program(directory, "main.py", program)
+        path = _write_program(directory, PROGRAM_FILES[1], program)
         hook = signals.Hook((path,))
         code = run_main(program, path)
         try:
