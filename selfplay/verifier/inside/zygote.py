@@ -393,6 +393,8 @@ class Zygote:
         empty the scratch it could write to. Runs after the host has its verdict."""
         self._kill(row)
         self._collect(row)
+        if not row.isolated:
+            self._kill_strays()
         self._reap()
         row.close()
         if row.isolated:
@@ -436,6 +438,24 @@ class Zygote:
                 except (ProcessLookupError, PermissionError):
                     pass
 
+    def _kill_strays(self) -> None:
+        """Without the sandbox no namespace takes a row's processes with it, and one that
+        started a session of its own escapes its group: as a subreaper the zygote inherits
+        every such orphan once its parent is gone, and kills it (and, as they are orphaned
+        in turn, its descendants)."""
+        keep = {self.armed.pid, self.armed.spid} if self.armed is not None else set()
+        for _ in range(64):
+            strays = [pid for pid in _children() if pid not in keep]
+            if not strays:
+                return
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for pid in strays:
+                _wait(pid, 0)
+
     def _reap(self) -> None:
         """Collect zombies reparented to us (the row's processes, after its namespace died);
         prepared processes that died waiting are marked dead, not lost."""
@@ -451,6 +471,17 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
 
 
 def _wait(pid: int, flags: int) -> int | None:
