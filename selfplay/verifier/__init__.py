@@ -14,15 +14,19 @@ How a row runs
 Each worker is one bubblewrap sandbox whose first process is a long-lived *zygote*
 interpreter. The zygote never reads a row: per row the host sends it the limits and two
 descriptors (a memfd holding the row, an empty memfd for the verdict), which it passes on
-unread. It mounts fresh tmpfs on the sandbox's only writable places (/tmp, /dev/shm,
-/run/selfplay) and forks the *test process*, the first process of a new PID namespace, which
-gives itself a new IPC namespace, drops every capability and makes itself non-dumpable. The
-test process then forks the *solution process* and only afterwards reads the row. The
-solution process receives the program text (and later, call by call, the arguments the tests
-pass); it installs a seccomp filter and rlimits and runs the program as the module `solution`.
-The tests run in the test process, against proxies of the program's objects. When the test
-process exits, its PID namespace takes every process of the row with it; the zygote detaches
-the row's tmpfs, and the row's IPC namespace dies with its last process.
+unread. Before a row arrives (once the previous one is cleaned up) the zygote forks the row's
+two processes into a new PID namespace and a new IPC namespace: the *test process*, the
+namespace's first process, and beside it the *solution process*, the zygote's child rather
+than the test process's. Each drops every capability, takes a session of its own and installs
+a seccomp filter; the solution process hands its filter's listener to the test process, then
+waits. Neither has seen a row, and the solution process never shares a page the test process
+wrote. The row's descriptors then go to the test process only. The solution process receives
+the program text (and later, call by call, the arguments the tests pass) and runs the program
+as the module `solution`; the tests run in the test process, against proxies of the program's
+objects, from code the host compiled. When the test process is done the host gets its verdict;
+the zygote then kills the test process (its PID namespace takes every process of the row with
+it, and the IPC namespace dies with the last), reaps, and empties the sandbox's only writable
+places (/tmp, /dev/shm, /run/selfplay) before it takes the next row.
 
 What the solution process can reach
 -----------------------------------
@@ -39,7 +43,9 @@ What the solution process can reach
 - Other processes: the test process and the zygote are non-dumpable and the solution has no
   capabilities, so their memory, descriptors and environment are closed to it; ptrace and
   process_vm_readv are refused by seccomp as well. It can signal processes of its own row
-  only; the test process is PID 1 of the row's namespace and ignores them.
+  only: the test process is PID 1 of the row's namespace and ignores them, the zygote (its
+  parent) is outside the namespace (`os.getppid()` is 0), and its process group is its own.
+  While a row runs no other row's processes exist in its worker.
 - Files: a read-only root with the interpreter, installed packages and system libraries; no
   home directories, no host /tmp, no project or working directory, no host environment
   (HF_TOKEN and the like). Writable: the row's own tmpfs (/tmp, /dev/shm, /run/selfplay,
@@ -88,8 +94,9 @@ Not covered
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.
 - Where bubblewrap or user namespaces are unavailable the verifier warns loudly and degrades
-  to rlimits, process groups and a scratch directory (`require_isolation=True` refuses
-  instead); processes that call setsid can then outlive their row, and rows share IPC.
+  to rlimits, process groups, a scratch directory per row and a zygote that kills whatever a
+  row left (it inherits orphans as subreaper) (`require_isolation=True` refuses instead);
+  rows then share IPC, the network and the host's file system.
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
 - Only data, the program's own objects and standard-library functions cross: a test cannot

@@ -174,7 +174,7 @@ def probe_bwrap() -> str | None:
 
 
 MAX_VERDICT_BYTES = 16 << 20
-_REPLY = struct.Struct("=ciBddddd")  # the zygote's REPLY
+_REPLY = struct.Struct("=ciBddddd6d")  # inside.rowprocs.REPLY, with its USAGE
 
 
 @dataclass
@@ -193,6 +193,9 @@ class Worker:
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     sock: socket.socket | None = None
+    # CPU seconds and page faults so far, by process (see the zygote's USAGE).
+    usage: list = field(default_factory=lambda: [0.0] * 6)
+    last_usage: tuple = ()
 
     def start(self) -> None:
         python = os.path.realpath(sys.executable)
@@ -234,6 +237,7 @@ class Worker:
         finally:
             theirs.close()
         self.sock = ours
+        self.last_usage = ()
         hello = self._recv(deadline=time.monotonic() + 60)
         if not hello or not hello.get("ready"):
             self.stop()
@@ -253,6 +257,15 @@ class Worker:
             proc.kill()
             proc.wait()
 
+    def _count(self, now: tuple) -> None:
+        """Add what the zygote's processes cost since its last reply (its counters start
+        again from zero when it is replaced)."""
+        last = self.last_usage if len(self.last_usage) == len(now) else (0.0,) * len(now)
+        if any(n < b for n, b in zip(now, last, strict=True)):
+            last = (0.0,) * len(now)
+        self.usage = [u + n - b for u, n, b in zip(self.usage, now, last, strict=True)]
+        self.last_usage = now
+
     def _recv(self, deadline: float) -> dict | None:
         import select
 
@@ -266,7 +279,9 @@ class Worker:
         if not data:
             return None
         if data[:1] == b"R" and len(data) == _REPLY.size:
-            _, status, timed_out, duration, fork, received, done, teardown = _REPLY.unpack(data)
+            fields = _REPLY.unpack(data)
+            _, status, timed_out, duration, fork, received, done, teardown = fields[:8]
+            self._count(fields[8:])
             return {
                 "status": status,
                 "timed_out": bool(timed_out),

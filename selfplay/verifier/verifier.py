@@ -153,6 +153,18 @@ class Verifier:
                     "limits rely on rlimits and the row time limit"
                 )
 
+    def usage(self) -> dict[str, dict[str, float]]:
+        """What the workers' processes have cost so far, summed over workers: CPU seconds and
+        page faults of the rows' test processes, their solution processes (with everything
+        they reaped) and the zygotes themselves. This process's own work is not included."""
+        totals = [0.0] * 6
+        for w in self._workers:
+            totals = [t + u for t, u in zip(totals, w.usage, strict=True)]
+        return {
+            role: {"cpu_s": totals[2 * i], "faults": totals[2 * i + 1]}
+            for i, role in enumerate(("test", "solution", "zygote"))
+        }
+
     def close(self) -> None:
         with self._start_lock:
             self._closed = True

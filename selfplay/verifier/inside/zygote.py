@@ -11,7 +11,7 @@ A row's processes are forked before the row arrives, once the previous row is cl
 process (`solution`), the first two processes of a new PID namespace (killing the first kills
 everything the row started, setsid or not) sharing a new IPC namespace. When a row arrives it
 goes to the prepared test process (`hand_off`); when the test process says it is done the
-host gets its answer (`finish`), and only then does the zygote kill and reap what is left and
+host gets its answer (`Armed.finish`), and only then does the zygote kill and reap what is left and
 empty the sandbox's only writable places (/tmp, /dev/shm and the program's directory, all
 tmpfs), without recursion however deep a tree the row left (`osutil.rmtree`, skipped for a
 tmpfs with nothing in it). The next row is taken only after that: nothing a row writes, in
@@ -30,24 +30,19 @@ import builtins
 import gc
 import json
 import os
-import select
 import signal
 import socket
-import struct
 import sys
 import time
 
-from . import osutil, seccomp, solution, testproc
+from . import osutil, rowprocs, seccomp, solution, testproc
 from .osutil import PROGRAM_DIR
+from .rowprocs import Armed
 
 PR_SET_CHILD_SUBREAPER = 36
 ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
 # Standard-library modules that register at-fork hooks when imported.
 FORK_HOOK_MODULES = ("random", "threading", "logging", "multiprocessing", "concurrent.futures")
-# A row's reply: b"R", wait status, timed out, seconds in the zygote, seconds its fork took,
-# when the row arrived and when its verdict was complete (monotonic), and the seconds the
-# previous row's cleanup took. Not JSON: see `Zygote._limits`.
-REPLY = struct.Struct("=ciBddddd")
 SCRATCH = ("/tmp", "/dev/shm", PROGRAM_DIR)
 PROGRAM_FILES = tuple(f"{PROGRAM_DIR}/{name}" for name in solution.PROGRAM_FILES)
 # Modules imported once here rather than by every row that uses them. Not `random` (nor
@@ -79,29 +74,6 @@ PRELOAD = (
 )
 
 
-class Armed:
-    """A row's two processes the zygote forked, prepared for a row, then running it: the test
-    process (`pid`) and the solution process (`spid`)."""
-
-    __slots__ = ("pid", "pidfd", "spid", "spidfd", "ctl", "limits", "scratch", "isolated",
-                 "fork_s", "status", "s_status", "asked")  # fmt: skip
-
-    def __init__(self, pid, spid, ctl, limits, scratch, isolated, fork_s):
-        self.pid, self.spid, self.ctl, self.limits = pid, spid, ctl, limits
-        self.pidfd, self.spidfd = _pidfd(pid), _pidfd(spid)
-        self.scratch, self.isolated, self.fork_s = scratch, isolated, fork_s
-        self.status: int | None = None  # wait statuses, once collected
-        self.s_status: int | None = None
-        self.asked = False  # the test process waits for the solution's status
-
-    def close(self) -> None:
-        self.ctl.close()
-        for fd in (self.pidfd, self.spidfd):
-            if fd is not None:
-                os.close(fd)
-        self.pidfd = self.spidfd = None
-
-
 def _recorder(hooks: list):
     register = os.register_at_fork
 
@@ -110,13 +82,6 @@ def _recorder(hooks: list):
         register(**kwargs)
 
     return record
-
-
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None  # before Linux 5.3: polled instead
 
 
 class Zygote:
@@ -147,6 +112,7 @@ class Zygote:
         self.last_teardown = 0.0
         self.rows = 0
         self.known_limits: dict[bytes, dict] = {}
+        self.usage = [0.0] * len(rowprocs.USAGE)
         osutil.set_dumpable(False)
         osutil.set_role("zygote")
         # Without the sandbox the zygote is not PID 1: a row's orphans would go to the
@@ -250,7 +216,7 @@ class Zygote:
                     for fd in fds:
                         os.close(fd)
                 # Before the cleanup: the host needs nothing more of this row.
-                self.control.send(self.finish(row, received))
+                self.control.send(row.finish(received, self.usage, self.last_teardown))
                 t = time.monotonic()
                 self.teardown(row)
                 self.last_teardown = time.monotonic() - t
@@ -340,59 +306,11 @@ class Zygote:
             self.armed = self.prepare(limits)
         raise OSError("no test process could take the row")
 
-    def finish(self, row: Armed, received: float) -> bytes:
-        """Wait for the row's verdict: `done` from its test process, its exit, or the time
-        limit (then it is killed). Meanwhile the solution process is reaped as soon as it
-        ends (the test process's exit waits for that), and its status given to the test
-        process when it asks."""
-        deadline = received + float(row.limits["timeout_s"])
-        timed_out = done = False
-        watch = [row.ctl]
-        while row.status is None:
-            if row.s_status is None and row.spidfd is None:
-                self._collect_solution(row, os.WNOHANG)
-            if row.asked and row.s_status is not None:
-                row.asked = False
-                try:
-                    row.ctl.send(struct.pack("=i", row.s_status))
-                except OSError:
-                    pass
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                self._kill(row)
-                self._collect(row)
-                break
-            fds = watch + [fd for fd in (row.pidfd, row.spidfd) if fd is not None]
-            polled = row.pidfd is None or (row.s_status is None and row.spidfd is None)
-            ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
-            if row.ctl in ready:
-                try:
-                    msg = row.ctl.recv(16)
-                except OSError:
-                    msg = b""
-                if msg == b"done":
-                    done = True
-                    break
-                if msg == b"wait":
-                    row.asked = True
-                elif not msg:
-                    watch.remove(row.ctl)  # closed: the process is gone or going
-            if row.spidfd is not None and row.spidfd in ready:
-                self._collect_solution(row, 0)
-            if (row.pidfd is not None and row.pidfd in ready) or row.pidfd is None:
-                self._collect_test(row, 0 if row.pidfd is not None else os.WNOHANG)
-        now = time.monotonic()
-        status = 0 if done else (row.status or 0)
-        return REPLY.pack(
-            b"R", status, timed_out, now - received, row.fork_s, received, now, self.last_teardown
-        )
-
     def teardown(self, row: Armed) -> None:
         """End a row (or prepared processes not used): kill what is left of it, reap, and
         empty the scratch it could write to. Runs after the host has its verdict."""
-        self._kill(row)
-        self._collect(row)
+        row.kill()
+        row.collect(self.usage)
         if not row.isolated:
             self._kill_strays()
         self._reap()
@@ -407,37 +325,6 @@ class Zygote:
             except OSError:
                 pass
 
-    def _collect(self, row: Armed) -> None:
-        """Reap both processes of a killed row: the solution first, since the test process,
-        the namespace's init, finishes exiting only once every process in it is reaped."""
-        self._collect_solution(row, 0)
-        self._collect_test(row, 0)
-
-    @staticmethod
-    def _collect_solution(row: Armed, flags: int) -> None:
-        if row.s_status is None:
-            row.s_status = _wait(row.spid, flags)
-
-    @staticmethod
-    def _collect_test(row: Armed, flags: int) -> None:
-        if row.status is None:
-            row.status = _wait(row.pid, flags)
-
-    @staticmethod
-    def _kill(row: Armed) -> None:
-        for pid, done in ((row.pid, row.status), (row.spid, row.s_status)):
-            if done is not None or pid <= 0:
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)  # in the sandbox, the namespace dies with the first
-            except (ProcessLookupError, PermissionError):
-                pass
-            if not row.isolated:
-                try:
-                    os.killpg(pid, signal.SIGKILL)  # each has a process group of its own
-                except (ProcessLookupError, PermissionError):
-                    pass
-
     def _kill_strays(self) -> None:
         """Without the sandbox no namespace takes a row's processes with it, and one that
         started a session of its own escapes its group: as a subreaper the zygote inherits
@@ -445,7 +332,7 @@ class Zygote:
         in turn, its descendants)."""
         keep = {self.armed.pid, self.armed.spid} if self.armed is not None else set()
         for _ in range(64):
-            strays = [pid for pid in _children() if pid not in keep]
+            strays = [pid for pid in rowprocs.children() if pid not in keep]
             if not strays:
                 return
             for pid in strays:
@@ -454,7 +341,7 @@ class Zygote:
                 except ProcessLookupError:
                     pass
             for pid in strays:
-                _wait(pid, 0)
+                rowprocs.wait(pid, 0)
 
     def _reap(self) -> None:
         """Collect zombies reparented to us (the row's processes, after its namespace died);
@@ -471,28 +358,6 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
-
-
-def _children() -> list[int]:
-    pids: list[int] = []
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-    except OSError:
-        pass
-    return pids
-
-
-def _wait(pid: int, flags: int) -> int | None:
-    """The wait status of our child `pid`; None if it is still running (WNOHANG)."""
-    if pid <= 0:
-        return 0
-    try:
-        done, status = os.waitpid(pid, flags)
-    except ChildProcessError:  # reaped by `_reap` already
-        return 0
-    return status if done else None
 
 
 def _untouched(top: str) -> bool:
