@@ -16,6 +16,7 @@ the rows' own timings (`Verdict.phases`).
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import json
 import os
@@ -103,13 +104,27 @@ class Ours:
         self.rates: list[float] = []
         self.cpu_s = 0.0
         self.verdicts: list = []
+        self.by_process: dict[str, float] = collections.defaultdict(float)
+
+    def _usage(self) -> dict[str, float]:
+        """CPU seconds and page faults by process, as the zygotes count them (the per-process
+        breakdown; older versions of the verifier do not count)."""
+        usage = getattr(self.verifier, "usage", lambda: {})()
+        out = {}
+        for role, u in usage.items():
+            out[f"{role}_cpu"], out[f"{role}_faults"] = u["cpu_s"], u["faults"]
+        return out
 
     def round(self) -> float:
         cpu0 = _own_cpu_s() + _sandbox_cpu_s()
+        own0, use0 = _own_cpu_s(), self._usage()
         t = time.perf_counter()
         verdicts = self.verifier.grade(self.vrows)
         rate = len(self.vrows) / (time.perf_counter() - t)
         self.cpu_s += _own_cpu_s() + _sandbox_cpu_s() - cpu0
+        self.by_process["host"] += _own_cpu_s() - own0
+        for key, value in self._usage().items():
+            self.by_process[key] += value - use0.get(key, 0.0)
         self.rates.append(rate)
         self.verdicts += verdicts
         return rate
@@ -135,6 +150,10 @@ class Ours:
             "p50_ms": 1000 * percentile(lat, 0.5),
             "p99_ms": 1000 * percentile(lat, 0.99),
             "phases_ms": phases,
+            "per_row_by_process": {
+                k: (1000 * v if k.endswith("cpu") or k == "host" else v) / len(verdicts)
+                for k, v in self.by_process.items()
+            },
             "startup_s": self.startup_s,
             "passed": [x.passed for x in verdicts[: len(self.vrows)]],
         }
@@ -241,6 +260,16 @@ def main() -> None:
             f"p50 {r['p50_ms']:6.1f} ms  p99 {r['p99_ms']:7.1f} ms"
         )
     print("phases (median ms): " + ", ".join(f"{k} {v:.2f}" for k, v in ours["phases_ms"].items()))
+    per = ours["per_row_by_process"]
+    if "test_cpu" in per:
+        print(
+            "selfplay per row: "
+            + ", ".join(
+                f"{role} {per[role + '_cpu']:.2f} ms CPU / {per[role + '_faults']:.0f} page faults"
+                for role in ("test", "solution", "zygote")
+            )
+            + f", host {per['host']:.2f} ms CPU"
+        )
     print(
         f"speed-up: {result['speedup']:.2f}x (median of rounds: "
         + ", ".join(f"{r:.2f}" for r in ratios)
