@@ -54,6 +54,20 @@ def setns(fd: int, nstype: int) -> bool:
     return _ok(_libc.setns(fd, nstype))
 
 
+MNT_DETACH = 2
+MS_NOSUID, MS_NODEV = 2, 4
+
+
+def fresh_tmpfs(path: str, options: str) -> bool:
+    """Replace the tmpfs mounted at `path` by a new, empty one: contents, mode, times,
+    extended attributes and even inode numbers start again (a lazy unmount frees the old one
+    in the kernel, however many files it held)."""
+    target = path.encode()
+    if _libc.umount2(target, MNT_DETACH) != 0:
+        return False
+    return _ok(_libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()))
+
+
 def set_dumpable(flag: bool) -> None:
     _libc.prctl(PR_SET_DUMPABLE, int(flag), 0, 0, 0)
 

@@ -8,6 +8,7 @@ control socket. `finish` waits for the verdict and builds the zygote's reply to 
 
 from __future__ import annotations
 
+import mmap
 import os
 import resource
 import select
@@ -23,6 +24,33 @@ REPLY = struct.Struct("=ciBddddd6d")
 # processes, the solution processes (each with what it reaped), the zygote itself.
 USAGE = ("test_cpu_s", "test_faults", "solution_cpu_s", "solution_faults", "zygote_cpu_s",
          "zygote_faults")  # fmt: skip
+
+
+class Ledger:
+    """Numbers the zygote keeps about earlier rows (what their processes cost, how long their
+    cleanup took), in memory its children do not inherit (MADV_DONTFORK): a row's processes
+    are forked from the zygote, and an earlier row's numbers are a channel it controls."""
+
+    def __init__(self, n: int):
+        self.fmt = struct.Struct(f"={n}d")
+        self.buf = mmap.mmap(-1, mmap.PAGESIZE)
+        try:
+            self.buf.madvise(mmap.MADV_DONTFORK)
+        except (AttributeError, OSError):
+            pass
+
+    def add(self, i: int, value: float) -> None:
+        self.set(i, struct.unpack_from("=d", self.buf, 8 * i)[0] + value)
+
+    def set(self, i: int, value: float) -> None:
+        struct.pack_into("=d", self.buf, 8 * i, value)
+
+    def values(self) -> tuple:
+        return self.fmt.unpack_from(self.buf)
+
+
+# Slots of the zygote's ledger: USAGE, then the last cleanup's seconds.
+TEARDOWN = len(USAGE)
 
 
 class Armed:
@@ -47,7 +75,7 @@ class Armed:
                 os.close(fd)
         self.pidfd = self.spidfd = None
 
-    def finish(self, received: float, usage: list, last_teardown: float) -> bytes:
+    def finish(self, received: float, usage: Ledger) -> bytes:
         """Wait for the row's verdict: `done` from its test process, its exit, or the time
         limit (then it is killed); the reply for the host. Meanwhile the solution process is
         reaped as soon as it ends (the test process's exit waits for that), and its status
@@ -70,7 +98,10 @@ class Armed:
                 self.kill()
                 self.collect(usage)
                 break
+            # A reaped process's pidfd stays readable: watched only while it runs.
             fds = watch + [fd for fd in (self.pidfd, self.spidfd) if fd is not None]
+            if self.s_status is not None and self.spidfd is not None:
+                fds.remove(self.spidfd)
             polled = self.pidfd is None or (self.s_status is None and self.spidfd is None)
             ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
             if self.ctl in ready:
@@ -90,14 +121,14 @@ class Armed:
             if self.pidfd is None or self.pidfd in ready:
                 self.collect_test(0 if self.pidfd is not None else os.WNOHANG, usage)
         now = time.monotonic()
-        own = os.times()
-        usage[4] = own.user + own.system
-        usage[5] = _own_faults()
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        usage.set(4, own.ru_utime + own.ru_stime)
+        usage.set(5, own.ru_minflt)
         status = 0 if done else (self.status or 0)
+        *counts, teardown = usage.values()
         return REPLY.pack(
-            b"R", status, timed_out, now - received, self.fork_s, received, now, last_teardown,
-            *usage,
-        )  # fmt: skip
+            b"R", status, timed_out, now - received, self.fork_s, received, now, teardown, *counts
+        )
 
     def kill(self) -> None:
         for pid, done in ((self.pid, self.status), (self.spid, self.s_status)):
@@ -113,17 +144,17 @@ class Armed:
                 except (ProcessLookupError, PermissionError):
                     pass
 
-    def collect(self, usage: list) -> None:
+    def collect(self, usage: Ledger) -> None:
         """Reap both processes of a killed row: the solution first, since the test process,
         the namespace's init, finishes exiting only once every process in it is reaped."""
         self.collect_solution(0, usage)
         self.collect_test(0, usage)
 
-    def collect_solution(self, flags: int, usage: list) -> None:
+    def collect_solution(self, flags: int, usage: Ledger) -> None:
         if self.s_status is None:
             self.s_status = wait(self.spid, flags, usage, 2)
 
-    def collect_test(self, flags: int, usage: list) -> None:
+    def collect_test(self, flags: int, usage: Ledger) -> None:
         if self.status is None:
             self.status = wait(self.pid, flags, usage, 0)
 
@@ -133,10 +164,6 @@ def _pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except (AttributeError, OSError):
         return None  # before Linux 5.3: polled instead
-
-
-def _own_faults() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def children() -> list[int]:
@@ -151,7 +178,7 @@ def children() -> list[int]:
     return pids
 
 
-def wait(pid: int, flags: int, usage: list | None = None, at: int = 0) -> int | None:
+def wait(pid: int, flags: int, usage: Ledger | None = None, at: int = 0) -> int | None:
     """The wait status of our child `pid`; None if it is still running (WNOHANG). What it
     cost is added to `usage[at:at + 2]` (CPU seconds, page faults)."""
     if pid <= 0:
@@ -163,6 +190,6 @@ def wait(pid: int, flags: int, usage: list | None = None, at: int = 0) -> int | 
     if not done:
         return None
     if usage is not None:
-        usage[at] += ru.ru_utime + ru.ru_stime
-        usage[at + 1] += ru.ru_minflt
+        usage.add(at, ru.ru_utime + ru.ru_stime)
+        usage.add(at + 1, ru.ru_minflt)
     return status

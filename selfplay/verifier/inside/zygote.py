@@ -44,7 +44,6 @@ ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
 # Standard-library modules that register at-fork hooks when imported.
 FORK_HOOK_MODULES = ("random", "threading", "logging", "multiprocessing", "concurrent.futures")
 SCRATCH = ("/tmp", "/dev/shm", PROGRAM_DIR)
-PROGRAM_FILES = tuple(f"{PROGRAM_DIR}/{name}" for name in solution.PROGRAM_FILES)
 # Modules imported once here rather than by every row that uses them. Not `random` (nor
 # `statistics` or `tempfile`, which import it): it reseeds itself in every forked child, two
 # forks a row, at about 0.2 ms each; a row that uses it pays its import (0.5 ms) instead.
@@ -109,10 +108,11 @@ class Zygote:
         self.control = socket.socket(fileno=0)
         self.dirty = False
         self.armed: Armed | None = None
-        self.last_teardown = 0.0
         self.rows = 0
         self.known_limits: dict[bytes, dict] = {}
-        self.usage = [0.0] * len(rowprocs.USAGE)
+        self.usage = rowprocs.Ledger(len(rowprocs.USAGE) + 1)
+        self.scratch_options: list[tuple[str, str]] = []
+        self.own_settings = self._own_settings()
         osutil.set_dumpable(False)
         osutil.set_role("zygote")
         # Without the sandbox the zygote is not PID 1: a row's orphans would go to the
@@ -141,7 +141,8 @@ class Zygote:
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
             self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)
             ipc = os.fstat(self.own_ipcns).st_ino
-            facts["private_scratch"] = self._wipe()
+            self.scratch_options = self._scratch_options()
+            facts["private_scratch"] = self._fresh_scratch()
             if osutil.unshare(ROW_NAMESPACES):
                 pid = os.fork()
                 if pid == 0:
@@ -161,17 +162,39 @@ class Zygote:
         if not (osutil.setns(self.own_ipcns, osutil.CLONE_NEWIPC) and ok):
             self.dirty = True
 
-    @staticmethod
-    def _wipe() -> bool:
-        # Every row leaves the program's file: removed by name, the directory is then most
-        # often untouched, and a look at the file system's inode count (`_untouched`) is all
-        # it takes to know.
-        for name in PROGRAM_FILES:
+    def _fresh_scratch(self) -> bool:
+        """New tmpfs on the sandbox's only writable places (what a row changed there, its
+        files, modes, times, extended attributes, even the next inode number, is gone), and
+        the zygote's own settings a row can write through /proc put back (its OOM score,
+        core-dump filter and scheduling group's nice value, all visible as PID 1)."""
+        ok = all([osutil.fresh_tmpfs(top, options) for top, options in self.scratch_options])
+        for path, value in self.own_settings:
+            osutil.write_file(path, value)
+        return ok
+
+    def _scratch_options(self) -> list[tuple[str, str]]:
+        size = int(self.config.get("scratch_mb", 128)) * 1024 * 1024
+        out = []
+        for top in SCRATCH:
             try:
-                os.unlink(name)
+                mode = os.stat(top).st_mode & 0o7777
+            except OSError:
+                mode = 0o755
+            out.append((top, f"size={size},mode={mode:o}"))
+        return out
+
+    @staticmethod
+    def _own_settings() -> list[tuple[str, bytes]]:
+        out = []
+        for name in ("oom_score_adj", "coredump_filter"):
+            try:
+                with open(f"/proc/self/{name}", "rb") as f:
+                    out.append((f"/proc/self/{name}", f.read().strip()))
             except OSError:
                 pass
-        return all([_untouched(top) or osutil.rmtree(top) for top in SCRATCH])
+        if os.path.exists("/proc/self/autogroup"):
+            out.append(("/proc/self/autogroup", b"0"))
+        return out
 
     # -- the loop -------------------------------------------------------------------------
     def send(self, obj: dict) -> None:
@@ -216,10 +239,11 @@ class Zygote:
                     for fd in fds:
                         os.close(fd)
                 # Before the cleanup: the host needs nothing more of this row.
-                self.control.send(row.finish(received, self.usage, self.last_teardown))
+                self.control.send(row.finish(received, self.usage))
                 t = time.monotonic()
                 self.teardown(row)
-                self.last_teardown = time.monotonic() - t
+                self.usage.set(rowprocs.TEARDOWN, time.monotonic() - t)
+                del row  # the next row's processes are forked from here: nothing of this one
                 # The next row's processes, prepared while the host turns this verdict round.
                 # Not while this row runs: the zygote's every write would then copy a page
                 # its prepared children share, and on a busy machine that costs more than the
@@ -316,9 +340,11 @@ class Zygote:
         self._reap()
         row.close()
         if row.isolated:
-            if not self._wipe():
+            if not self._fresh_scratch():
                 self.dirty = True  # the next row goes to a fresh worker
         elif row.scratch is not None:
+            for path, value in self.own_settings:
+                osutil.write_file(path, value)
             osutil.rmtree(row.scratch)
             try:
                 os.rmdir(row.scratch)
@@ -358,16 +384,6 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
-
-
-def _untouched(top: str) -> bool:
-    """True if the tmpfs at `top` holds nothing but its root (one inode in use): emptying it
-    would only cost page faults. False when unsure (no inode accounting)."""
-    try:
-        st = os.statvfs(top)
-    except OSError:
-        return False
-    return st.f_files > 0 and st.f_files - st.f_ffree <= 1
 
 
 def _probe_row(zygote_ipc: int) -> int:

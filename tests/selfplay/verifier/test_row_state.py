@@ -152,3 +152,119 @@ def test_every_row_and_its_tests_draw_fresh_random_numbers(preload):
     assert all(x.passed for x in verdicts), [x.detail for x in verdicts]
     drawn = [x.outputs[0] for x in verdicts]
     assert len(set(drawn)) == len(drawn), drawn
+
+
+PLACES = ("/tmp", "/dev/shm", "/run/selfplay")
+
+
+@pytest.mark.parametrize("by", ["program", "tests"])
+def test_modes_times_and_attributes_of_the_writable_places_start_again(one_worker, by):
+    # chmod would stop every later row from writing its program file; xattrs and times
+    # would carry data from row to row.
+    mark = (
+        "import os\n"
+        f"for d in {PLACES!r}:\n"
+        "    os.setxattr(d, 'user.left', b'from an earlier row')\n"
+        "    os.utime(d, ns=(123456789, 123456789))\n"
+        "    os.chmod(d, 0o500)\n"
+    )
+    program = "def f(x):\n    return x + 1\n" + (mark if by == "program" else "")
+    tests = [(mark if by == "tests" else "") + "assert f(1) == 2"]
+    reader = (
+        "import os\n"
+        "def left():\n"
+        f"    return [(oct(os.stat(d).st_mode), os.listxattr(d), os.stat(d).st_mtime_ns == 123456789)\n"
+        f"            for d in {PLACES!r}]\n"
+    )
+    before = one_worker.grade([{"id": "r", "program": reader, "tests": [], "calls": ["left()"]}])[0]
+    marked = one_worker.grade([{"id": "m", "program": program, "tests": tests}])[0]
+    assert marked.passed, marked.detail
+    after, legit = one_worker.grade(
+        [
+            {"id": "r", "program": reader, "tests": [], "calls": ["left()"]},
+            {"id": "ok", "program": "def f(x):\n    return x + 1\n", "tests": ["assert f(1) == 2"]},
+        ]
+    )
+    assert after.outputs == before.outputs, (before.outputs, after.outputs)
+    assert "False)" in after.outputs[0] and "True" not in after.outputs[0]
+    assert legit.passed, legit.detail
+
+
+def test_the_number_of_files_a_row_made_does_not_reach_the_next(one_worker):
+    # Inode numbers count up per file system: without fresh ones, a row that made k files
+    # (and removed them itself) would tell the next row k.
+    probe = "import os\ndef ino():\n    return [os.stat(open(d + '/p', 'w').name).st_ino for d in DIRS]\n"
+    probe = probe.replace("DIRS", repr(PLACES))
+    maker = (
+        "import os\n"
+        f"for d in {PLACES!r}:\n"
+        "    for i in range(37):\n        open(f'{d}/f{i}', 'w')\n        os.unlink(f'{d}/f{i}')\n"
+    )
+    rows = [
+        {"id": "a", "program": probe, "tests": [], "calls": ["ino()"]},
+        {"id": "m", "program": maker, "tests": ["pass"]},
+        {"id": "b", "program": probe, "tests": [], "calls": ["ino()"]},
+    ]
+    first, made, second = one_worker.grade(rows)
+    assert made.passed, made.detail
+    assert first.outputs == second.outputs, (first.outputs, second.outputs)
+
+
+def test_a_row_that_leaves_a_hundred_thousand_directories_costs_the_next_row_nothing(one_worker):
+    maker = (
+        "import os\nos.mkdir('/tmp/P')\nfor i in range(100_000):\n    os.mkdir('/tmp/P/%x' % i)\n"
+    )
+    legit = {"id": "ok", "program": "def f(x):\n    return x + 1\n", "tests": ["assert f(1) == 2"]}
+    made, ok = one_worker.grade([{"id": "m", "program": maker, "tests": ["pass"]}, legit])
+    assert made.passed, made.detail
+    assert ok.passed, ok.detail
+
+
+def test_the_zygotes_own_settings_a_row_can_write_are_put_back(one_worker):
+    # The zygote is PID 1 of the /proc the rows see: its OOM score, core-dump filter and
+    # scheduling group are writable by a row (same uid), and would persist.
+    knobs = "{n: open(f'/proc/1/{n}').read() for n in ('oom_score_adj', 'coredump_filter')}"
+    reader = f"def left():\n    return {knobs}\n"
+    writer = (
+        "import os\n"
+        "for name, value in (('oom_score_adj', '777'), ('coredump_filter', '1a5'), ('autogroup', '19')):\n"
+        "    try:\n        open(f'/proc/1/{name}', 'w').write(value)\n"
+        "    except OSError:\n        pass\n"
+    )
+    rows = [
+        {"id": "a", "program": reader, "tests": [], "calls": ["left()"]},
+        {"id": "w", "program": writer, "tests": ["pass"]},
+        {"id": "b", "program": reader, "tests": [], "calls": ["left()"]},
+    ]
+    first, wrote, second = one_worker.grade(rows)
+    assert wrote.passed, wrote.detail
+    assert first.outputs == second.outputs, (first.outputs, second.outputs)
+    assert "777" not in second.outputs[0]
+
+
+def test_nothing_of_the_previous_row_is_reachable_from_the_zygotes_frames(one_worker):
+    # The solution process is forked from the zygote: walking up its frames reaches the
+    # zygote's loop. Neither the previous row's processes nor what they cost are there.
+    sender = (
+        "import os, threading, time\n"
+        "def f(x):\n"
+        "    threading.Thread(target=lambda: (time.sleep(0.05), os._exit(42))).start()\n"
+        "    return x + 1\n"
+    )
+    receiver = (
+        "import gc, sys\n"
+        "def left():\n"
+        "    found = []\n"
+        "    f = sys._getframe()\n"
+        "    while f is not None:\n"
+        "        found += [type(v).__name__ for v in f.f_locals.values() if hasattr(v, 's_status')]\n"
+        "        f = f.f_back\n"
+        "    found += [type(o).__name__ for o in gc.get_objects() if hasattr(o, 's_status')]\n"
+        "    return found\n"
+    )
+    rows = [
+        {"id": "s", "program": sender, "tests": ["assert f(1) == 2"]},
+        {"id": "r", "program": receiver, "tests": [], "calls": ["left()"]},
+    ]
+    sent, received = one_worker.grade(rows)
+    assert received.outputs == ["[]"], received.outputs
