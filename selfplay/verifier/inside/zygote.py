@@ -111,7 +111,7 @@ class Zygote:
         self.rows = 0
         self.known_limits: dict[bytes, dict] = {}
         self.usage = rowprocs.Ledger(len(rowprocs.USAGE) + 1)
-        self.scratch_options: list[tuple[str, str]] = []
+        self.scratch_options: list[tuple[str, str, int | None]] = []
         self.own_settings = self._own_settings()
         osutil.set_dumpable(False)
         osutil.set_role("zygote")
@@ -167,12 +167,22 @@ class Zygote:
         files, modes, times, extended attributes, even the next inode number, is gone), and
         the zygote's own settings a row can write through /proc put back (its OOM score,
         core-dump filter and scheduling group's nice value, all visible as PID 1)."""
-        ok = all([osutil.fresh_tmpfs(top, options) for top, options in self.scratch_options])
+        ok = True
+        for i, (top, options, changed) in enumerate(self.scratch_options):
+            # Every row writes its program to /run/selfplay; /tmp and /dev/shm mostly stay
+            # untouched, and then their inode's change time says so (it moves with any entry
+            # made in it, and with any change of mode, times or attributes).
+            if changed is not None and _ctime(top) == changed:
+                continue
+            ok = osutil.fresh_tmpfs(top, options) and ok
+            if changed is not None:
+                self.scratch_options[i] = (top, options, _ctime(top))
         for path, value in self.own_settings:
             osutil.write_file(path, value)
         return ok
 
-    def _scratch_options(self) -> list[tuple[str, str]]:
+    def _scratch_options(self) -> list[tuple[str, str, int | None]]:
+        """(place, tmpfs options, its change time when last fresh, or None: always renew)."""
         size = int(self.config.get("scratch_mb", 128)) * 1024 * 1024
         out = []
         for top in SCRATCH:
@@ -180,7 +190,7 @@ class Zygote:
                 mode = os.stat(top).st_mode & 0o7777
             except OSError:
                 mode = 0o755
-            out.append((top, f"size={size},mode={mode:o}"))
+            out.append((top, f"size={size},mode={mode:o}", None if top == PROGRAM_DIR else -1))
         return out
 
     @staticmethod
@@ -384,6 +394,13 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
+
+
+def _ctime(path: str) -> int:
+    try:
+        return os.stat(path).st_ctime_ns
+    except OSError:
+        return -2
 
 
 def _probe_row(zygote_ipc: int) -> int:
