@@ -25,8 +25,10 @@ the program text (and later, call by call, the arguments the tests pass) and run
 as the module `solution`; the tests run in the test process, against proxies of the program's
 objects, from code the host compiled. When the test process is done the host gets its verdict;
 the zygote then kills the test process (its PID namespace takes every process of the row with
-it, and the IPC namespace dies with the last), reaps, and empties the sandbox's only writable
-places (/tmp, /dev/shm, /run/selfplay) before it takes the next row.
+it, and the IPC namespace dies with the last), reaps, puts back its own settings a row can
+write through /proc (it is PID 1 of the /proc rows see), and mounts fresh tmpfs on the
+sandbox's only writable places (/tmp, /dev/shm, /run/selfplay) wherever the row changed
+anything, before it forks the next row's processes.
 
 What the solution process can reach
 -----------------------------------
@@ -89,7 +91,14 @@ like modules, patched builtins). A signal explains a verdict; it never changes o
 Not covered
 -----------
 - Kernel vulnerabilities in the calls the filter allows: the sandbox shares the host kernel.
-- Side channels and CPU contention between concurrent rows.
+- Side channels and CPU contention between concurrent rows, and covert channels from one row
+  to a later one that need a sender in the earlier row: kernel-wide counters (the process IDs
+  of the worker's namespace, visible through /proc; inode numbers of pipes, sockets and
+  memfds), timing, and numbers the zygote handled for earlier rows (exit statuses, counts)
+  that may linger in its freed memory, which every row's processes inherit (nothing refers to
+  them; what the zygote keeps about earlier rows is in memory the children do not inherit).
+  What a sender can send is what its own process held: its program, the arguments it was
+  called with and its results, never a row's tests or expected values.
 - Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.

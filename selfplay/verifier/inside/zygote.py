@@ -11,16 +11,18 @@ A row's processes are forked before the row arrives, once the previous row is cl
 process (`solution`), the first two processes of a new PID namespace (killing the first kills
 everything the row started, setsid or not) sharing a new IPC namespace. When a row arrives it
 goes to the prepared test process (`hand_off`); when the test process says it is done the
-host gets its answer (`Armed.finish`), and only then does the zygote kill and reap what is left and
-empty the sandbox's only writable places (/tmp, /dev/shm and the program's directory, all
-tmpfs), without recursion however deep a tree the row left (`osutil.rmtree`, skipped for a
-tmpfs with nothing in it). The next row is taken only after that: nothing a row writes, in
-files or in SysV/POSIX IPC objects, survives it, and the memory they held is released. A
-worker whose scratch cannot be emptied retires: it answers the next row `retired`, unread,
-and the host sends that row to a fresh worker. (Fresh tmpfs mounts per row would do the same
-for 0.35 ms a row, a new mount namespace for 5 ms.) Without namespaces (degraded mode) each
-row process gets a session and process group and the row a scratch directory, removed
-afterwards.
+host gets its answer (`Armed.finish`), and only then does the zygote kill and reap what is left,
+put back its own settings a row can write through /proc, and give the sandbox's only writable
+places (/tmp, /dev/shm and the program's directory) a fresh tmpfs wherever the row changed
+anything (`_fresh_scratch`: a lazy unmount frees a million files in the kernel in a fraction
+of a second; modes, times, extended attributes and inode numbers start again). The next row
+is taken only after that: nothing a row writes, in files or in SysV/POSIX IPC objects,
+survives it, and the memory they held is released. Numbers about earlier rows (what their
+processes cost) live in memory the children do not inherit (`rowprocs.Ledger`). A worker
+whose scratch cannot be renewed retires: it answers the next row `retired`, unread, and the
+host sends that row to a fresh worker. Without namespaces (degraded mode) each row process
+gets a session and process group and the row a scratch directory, removed afterwards, and the
+zygote kills whatever the row left (it inherits orphans as subreaper).
 """
 
 from __future__ import annotations
