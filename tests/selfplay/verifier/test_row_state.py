@@ -29,6 +29,20 @@ def two_rows(verifier, writer: str, reader: str):
     return second
 
 
+def around(verifier, writer: str, reader: str, call: str):
+    """The reader's verdicts just before and just after the writer's row, in one worker."""
+    probe = {"program": reader, "tests": [], "calls": [call]}
+    first, wrote, second = verifier.grade(
+        [
+            {"id": "a", **probe},
+            {"id": "w", "program": writer, "tests": ["pass"]},
+            {"id": "b", **probe},
+        ]
+    )
+    assert wrote.passed, wrote.detail
+    return first, second
+
+
 def test_sysv_shared_memory_semaphores_and_queues_die_with_the_row(one_worker):
     writer = LIBC + (
         "shm = libc.shmget(0x5E1F, 4096, 0o1600)\n"  # IPC_CREAT | 0600
@@ -200,13 +214,7 @@ def test_the_number_of_files_a_row_made_does_not_reach_the_next(one_worker):
         f"for d in {PLACES!r}:\n"
         "    for i in range(37):\n        open(f'{d}/f{i}', 'w')\n        os.unlink(f'{d}/f{i}')\n"
     )
-    rows = [
-        {"id": "a", "program": probe, "tests": [], "calls": ["ino()"]},
-        {"id": "m", "program": maker, "tests": ["pass"]},
-        {"id": "b", "program": probe, "tests": [], "calls": ["ino()"]},
-    ]
-    first, made, second = one_worker.grade(rows)
-    assert made.passed, made.detail
+    first, second = around(one_worker, maker, probe, "ino()")
     assert first.outputs == second.outputs, (first.outputs, second.outputs)
 
 
@@ -231,13 +239,7 @@ def test_the_zygotes_own_settings_a_row_can_write_are_put_back(one_worker):
         "    try:\n        open(f'/proc/1/{name}', 'w').write(value)\n"
         "    except OSError:\n        pass\n"
     )
-    rows = [
-        {"id": "a", "program": reader, "tests": [], "calls": ["left()"]},
-        {"id": "w", "program": writer, "tests": ["pass"]},
-        {"id": "b", "program": reader, "tests": [], "calls": ["left()"]},
-    ]
-    first, wrote, second = one_worker.grade(rows)
-    assert wrote.passed, wrote.detail
+    first, second = around(one_worker, writer, reader, "left()")
     assert first.outputs == second.outputs, (first.outputs, second.outputs)
     assert "777" not in second.outputs[0]
 
