@@ -188,15 +188,21 @@ class Verifier:
 
     # -- grading ------------------------------------------------------------------------
     def grade(self, rows: Iterable[dict | Row | Verdict]) -> list[Verdict]:
-        """Grade rows; verdicts come back in input order. A `Verdict` item passes through."""
-        return list(self.grade_iter(rows))
+        """Grade rows; verdicts come back in input order. A `Verdict` item passes through.
+
+        Every row is queued at once: with a bounded window, one row running into its time
+        limit would hold back every row queued behind it while the other workers idled."""
+        rows = list(rows)
+        return list(self.grade_iter(rows, window=max(1, len(rows))))
 
     def grade_iter(
         self, rows: Iterable[dict | Row], window: int | None = None
     ) -> Iterator[Verdict]:
-        """Grade a stream of rows lazily, keeping at most `window` rows in flight."""
+        """Grade a stream of rows lazily, keeping at most `window` rows in flight (by default
+        64 per worker: rows wait in order behind the oldest one still running, and a row that
+        runs into its time limit should not leave the other workers idle)."""
         self.start()
-        window = window or self.n_workers * 8
+        window = window or self.n_workers * 64
         done: queue.Queue = queue.Queue()
         results: dict[int, Verdict] = {}
         it = iter(rows)
