@@ -190,10 +190,10 @@ class Verifier:
     def grade(self, rows: Iterable[dict | Row | Verdict]) -> list[Verdict]:
         """Grade rows; verdicts come back in input order. A `Verdict` item passes through.
 
-        Every row is queued at once: with a bounded window, one row running into its time
-        limit would hold back every row queued behind it while the other workers idled."""
-        rows = list(rows)
-        return list(self.grade_iter(rows, window=max(1, len(rows))))
+        Up to 1,024 rows a worker are queued at once: with a small window, one row running
+        into its time limit would hold back every row queued behind it while the other
+        workers idled."""
+        return list(self.grade_iter(rows, window=self.n_workers * 1024))
 
     def grade_iter(
         self, rows: Iterable[dict | Row], window: int | None = None
