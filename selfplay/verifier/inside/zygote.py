@@ -14,7 +14,7 @@ goes to the prepared test process (`hand_off`); when the test process says it is
 host gets its answer (`Armed.finish`), and only then does the zygote kill and reap what is left,
 put back its own settings a row can write through /proc, and give the sandbox's only writable
 places (/tmp, /dev/shm and the program's directory) a fresh tmpfs wherever the row changed
-anything (`_fresh_scratch`: a lazy unmount frees a million files in the kernel in a fraction
+anything (`scratch.Scratch`: a lazy unmount frees a million files in the kernel in a fraction
 of a second; modes, times, extended attributes and inode numbers start again). The next row
 is taken only after that: nothing a row writes, in files or in SysV/POSIX IPC objects,
 survives it, and the memory they held is released. Numbers about earlier rows (what their
@@ -38,14 +38,13 @@ import sys
 import time
 
 from . import osutil, rowprocs, seccomp, solution, testproc
-from .osutil import PROGRAM_DIR
 from .rowprocs import Armed
+from .scratch import Scratch
 
 PR_SET_CHILD_SUBREAPER = 36
 ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
 # Standard-library modules that register at-fork hooks when imported.
 FORK_HOOK_MODULES = ("random", "threading", "logging", "multiprocessing", "concurrent.futures")
-SCRATCH = ("/tmp", "/dev/shm", PROGRAM_DIR)
 # Modules imported once here rather than by every row that uses them. Not `random` (nor
 # `statistics` or `tempfile`, which import it): it reseeds itself in every forked child, two
 # forks a row, at about 0.2 ms each; a row that uses it pays its import (0.5 ms) instead.
@@ -113,8 +112,7 @@ class Zygote:
         self.rows = 0
         self.known_limits: dict[bytes, dict] = {}
         self.usage = rowprocs.Ledger(len(rowprocs.USAGE) + 1)
-        self.scratch_options: list[tuple[str, str, int | None]] = []
-        self.own_settings = self._own_settings()
+        self.scratch = Scratch(int(config.get("scratch_mb", 128)))
         osutil.set_dumpable(False)
         osutil.set_role("zygote")
         # Without the sandbox the zygote is not PID 1: a row's orphans would go to the
@@ -143,8 +141,7 @@ class Zygote:
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
             self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)
             ipc = os.fstat(self.own_ipcns).st_ino
-            self.scratch_options = self._scratch_options()
-            facts["private_scratch"] = self._fresh_scratch()
+            facts["private_scratch"] = self.scratch.start()
             if osutil.unshare(ROW_NAMESPACES):
                 pid = os.fork()
                 if pid == 0:
@@ -163,50 +160,6 @@ class Zygote:
         ok = osutil.setns(self.own_pidns, osutil.CLONE_NEWPID)
         if not (osutil.setns(self.own_ipcns, osutil.CLONE_NEWIPC) and ok):
             self.dirty = True
-
-    def _fresh_scratch(self) -> bool:
-        """New tmpfs on the sandbox's only writable places (what a row changed there, its
-        files, modes, times, extended attributes, even the next inode number, is gone), and
-        the zygote's own settings a row can write through /proc put back (its OOM score,
-        core-dump filter and scheduling group's nice value, all visible as PID 1)."""
-        ok = True
-        for i, (top, options, changed) in enumerate(self.scratch_options):
-            # Every row writes its program to /run/selfplay; /tmp and /dev/shm mostly stay
-            # untouched, and then their inode's change time says so (it moves with any entry
-            # made in it, and with any change of mode, times or attributes).
-            if changed is not None and _ctime(top) == changed:
-                continue
-            ok = osutil.fresh_tmpfs(top, options) and ok
-            if changed is not None:
-                self.scratch_options[i] = (top, options, _ctime(top))
-        for path, value in self.own_settings:
-            osutil.write_file(path, value)
-        return ok
-
-    def _scratch_options(self) -> list[tuple[str, str, int | None]]:
-        """(place, tmpfs options, its change time when last fresh, or None: always renew)."""
-        size = int(self.config.get("scratch_mb", 128)) * 1024 * 1024
-        out = []
-        for top in SCRATCH:
-            try:
-                mode = os.stat(top).st_mode & 0o7777
-            except OSError:
-                mode = 0o755
-            out.append((top, f"size={size},mode={mode:o}", None if top == PROGRAM_DIR else -1))
-        return out
-
-    @staticmethod
-    def _own_settings() -> list[tuple[str, bytes]]:
-        out = []
-        for name in ("oom_score_adj", "coredump_filter"):
-            try:
-                with open(f"/proc/self/{name}", "rb") as f:
-                    out.append((f"/proc/self/{name}", f.read().strip()))
-            except OSError:
-                pass
-        if os.path.exists("/proc/self/autogroup"):
-            out.append(("/proc/self/autogroup", b"0"))
-        return out
 
     # -- the loop -------------------------------------------------------------------------
     def send(self, obj: dict) -> None:
@@ -352,11 +305,10 @@ class Zygote:
         self._reap()
         row.close()
         if row.isolated:
-            if not self._fresh_scratch():
+            if not self.scratch.renew():
                 self.dirty = True  # the next row goes to a fresh worker
         elif row.scratch is not None:
-            for path, value in self.own_settings:
-                osutil.write_file(path, value)
+            self.scratch.restore_settings()
             osutil.rmtree(row.scratch)
             try:
                 os.rmdir(row.scratch)
@@ -396,13 +348,6 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
-
-
-def _ctime(path: str) -> int:
-    try:
-        return os.stat(path).st_ctime_ns
-    except OSError:
-        return -2
 
 
 def _probe_row(zygote_ipc: int) -> int:
