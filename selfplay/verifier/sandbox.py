@@ -14,7 +14,6 @@ import shutil
 import signal
 import site
 import socket
-import struct
 import subprocess
 import sys
 import sysconfig
@@ -22,6 +21,8 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from selfplay.verifier.inside.rowprocs import REPLY, USAGE
 
 INSIDE_DIR = Path(__file__).with_name("inside")
 MOUNT_POINT = "/opt/selfplay/selfplay_inside"
@@ -174,7 +175,6 @@ def probe_bwrap() -> str | None:
 
 
 MAX_VERDICT_BYTES = 16 << 20
-_REPLY = struct.Struct("=ciBddddd6d")  # inside.rowprocs.REPLY, with its USAGE
 
 
 @dataclass
@@ -193,8 +193,8 @@ class Worker:
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     sock: socket.socket | None = None
-    # CPU seconds and page faults so far, by process (see the zygote's USAGE).
-    usage: list = field(default_factory=lambda: [0.0] * 6)
+    # CPU seconds and page faults so far, by process (`rowprocs.USAGE`).
+    usage: list = field(default_factory=lambda: [0.0] * len(USAGE))
     last_usage: tuple = ()
 
     def start(self) -> None:
@@ -258,11 +258,9 @@ class Worker:
             proc.wait()
 
     def _count(self, now: tuple) -> None:
-        """Add what the zygote's processes cost since its last reply (its counters start
-        again from zero when it is replaced)."""
-        last = self.last_usage if len(self.last_usage) == len(now) else (0.0,) * len(now)
-        if any(n < b for n, b in zip(now, last, strict=True)):
-            last = (0.0,) * len(now)
+        """Add what the zygote's processes cost since its last reply (a new zygote counts
+        from zero: `start` forgets the last reply)."""
+        last = self.last_usage or (0.0,) * len(now)
         self.usage = [u + n - b for u, n, b in zip(self.usage, now, last, strict=True)]
         self.last_usage = now
 
@@ -278,8 +276,8 @@ class Worker:
         data = self.sock.recv(1 << 16)
         if not data:
             return None
-        if data[:1] == b"R" and len(data) == _REPLY.size:
-            fields = _REPLY.unpack(data)
+        if data[:1] == b"R" and len(data) == REPLY.size:
+            fields = REPLY.unpack(data)
             _, status, timed_out, duration, fork, received, done, teardown = fields[:8]
             self._count(fields[8:])
             return {

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from selfplay.verifier import cgroups
+from selfplay.verifier.inside.rowprocs import ROLES, USAGE
 from selfplay.verifier.inside.signals import valid
 from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable, Worker, probe_bwrap
@@ -157,12 +158,12 @@ class Verifier:
         """What the workers' processes have cost so far, summed over workers: CPU seconds and
         page faults of the rows' test processes, their solution processes (with everything
         they reaped) and the zygotes themselves. This process's own work is not included."""
-        totals = [0.0] * 6
+        totals = [0.0] * len(USAGE)
         for w in self._workers:
             totals = [t + u for t, u in zip(totals, w.usage, strict=True)]
         return {
             role: {"cpu_s": totals[2 * i], "faults": totals[2 * i + 1]}
-            for i, role in enumerate(("test", "solution", "zygote"))
+            for i, role in enumerate(ROLES)
         }
 
     def close(self) -> None:

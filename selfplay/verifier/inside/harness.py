@@ -44,31 +44,19 @@ TEST_MODULES = frozenset(
 
 class Reporter:
     """JSON lines on the verdict descriptor: progress `p`, signals `s`, the verdict `v`.
+    A test process is prepared before its row, and so before its verdict descriptor, exists:
+    it is given with the row (`attach`)."""
 
-    A test process is prepared before its row exists, and so before its verdict descriptor
-    does: what is written until `attach` waits here."""
-
-    def __init__(self, fd: int | None = None):
-        self.fd = fd
-        self.pending: list[bytes] = []
+    def __init__(self):
+        self.fd: int | None = None
         self.signals: list[str] = []
         self.notes: list[str] = []
 
     def attach(self, fd: int) -> None:
         self.fd = fd
-        pending, self.pending = self.pending, []
-        for data in pending:
-            self._write(data)
 
     def write(self, obj: dict) -> None:
-        data = (json.dumps(obj) + "\n").encode()
-        if self.fd is None:
-            self.pending.append(data)
-        else:
-            self._write(data)
-
-    def _write(self, data: bytes) -> None:
-        view = memoryview(data)
+        view = memoryview((json.dumps(obj) + "\n").encode())
         while view:
             view = view[os.write(self.fd, view) :]
 

@@ -10,8 +10,10 @@ import ctypes
 import fcntl
 import os
 import resource
+import signal
 import socket
 import struct
+import sys
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -256,9 +258,26 @@ def enter_row(scratch: str | None) -> str:
         os.chdir("/tmp")
         drop_privileges()
         return PROGRAM_DIR
-    prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.chdir(scratch)
     return os.path.join(scratch, ".selfplay")
+
+
+def become(role: str, descriptors: dict[int, int], scratch: str | None) -> str:
+    """The start of a row's test or solution process, just forked: its name, exactly
+    `descriptors` (number wanted -> descriptor inherited) and nothing else open, its row
+    (`enter_row`), first in line for the memory cgroup's OOM killer (never the zygote), and
+    the recursion limit a row gets. Returns the program's directory."""
+    set_role(role)
+    # Out of the way first: a descriptor inherited at a number wanted for another.
+    high = {n: fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for n, fd in descriptors.items()}
+    for n, fd in high.items():
+        os.dup2(fd, n)
+    close_fds_from(max(descriptors) + 1)
+    directory = enter_row(scratch)
+    write_file("/proc/self/oom_score_adj", b"1000")
+    sys.setrecursionlimit(10_000)
+    return directory
 
 
 def row_limits(lim: dict) -> None:

@@ -22,8 +22,8 @@ import time
 REPLY = struct.Struct("=ciBddddd6d")
 # Followed by what the worker's processes have cost so far (CPU seconds, page faults): the test
 # processes, the solution processes (each with what it reaped), the zygote itself.
-USAGE = ("test_cpu_s", "test_faults", "solution_cpu_s", "solution_faults", "zygote_cpu_s",
-         "zygote_faults")  # fmt: skip
+ROLES = ("test", "solution", "zygote")
+USAGE = tuple(f"{role}_{what}" for role in ROLES for what in ("cpu_s", "faults"))
 
 
 class Ledger:
@@ -99,9 +99,9 @@ class Armed:
                 self.collect(usage)
                 break
             # A reaped process's pidfd stays readable: watched only while it runs.
-            fds = watch + [fd for fd in (self.pidfd, self.spidfd) if fd is not None]
-            if self.s_status is not None and self.spidfd is not None:
-                fds.remove(self.spidfd)
+            fds = watch + [self.pidfd] if self.pidfd is not None else list(watch)
+            if self.s_status is None and self.spidfd is not None:
+                fds.append(self.spidfd)
             polled = self.pidfd is None or (self.s_status is None and self.spidfd is None)
             ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
             if self.ctl in ready:

@@ -370,14 +370,6 @@ def install_for_row() -> int | None:
     return None
 
 
-def listener_closed(listener: int) -> bool:
-    try:
-        os.fstat(listener)
-        return False
-    except OSError:
-        return True
-
-
 def answer(listener: int, names: dict[int, str], record=None) -> str | None:
     """Receive one notification and refuse the call with EPERM; the refused call's name, or
     None when the notification was already gone (its process died). `record(name)` runs

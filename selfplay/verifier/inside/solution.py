@@ -21,7 +21,6 @@ sets its rlimits and waits for:
 from __future__ import annotations
 
 import builtins
-import fcntl
 import os
 import signal
 import socket
@@ -131,15 +130,10 @@ def start(limits: dict, fds: tuple, scratch: str | None, seccomp_ok: bool) -> No
     """The solution process, right after the zygote forked it; never returns. `fds`: its ends
     of the channel, stdout, stderr, and its stdin."""
     try:
-        osutil.set_role("solution")
-        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
-        for target, fd in zip((3, 1, 2, 0), high, strict=True):
-            os.dup2(fd, target)
-        osutil.close_fds_from(4)
-        directory = osutil.enter_row(scratch)
-        # The memory cgroup's first victims are the row's processes, never the zygote.
-        osutil.write_file("/proc/self/oom_score_adj", b"1000")
-        sys.setrecursionlimit(10_000)
+        channel_fd, out_w, err_w, stdin = fds
+        directory = osutil.become(
+            "solution", {0: stdin, 1: out_w, 2: err_w, 3: channel_fd}, scratch
+        )
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
         listener = seccomp.install_for_row() if seccomp_ok else None
         # Before any program code: the test process learns this process's pid as the row's

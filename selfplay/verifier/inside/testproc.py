@@ -17,17 +17,13 @@ ends of the solution's channel, stdout and stderr.
 
 from __future__ import annotations
 
-import fcntl
 import marshal
 import os
 import socket
 import struct
-import sys
 import time
 
 from . import harness, osutil, seccomp, wire
-
-PROGRAM_DIR = osutil.PROGRAM_DIR
 
 
 def read_all(fd: int) -> bytes:
@@ -54,20 +50,14 @@ def _solution_status() -> int:
 def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, rep):
     """Everything before the row: returns the solution's channel and the phases so far."""
     t0 = time.perf_counter()
-    osutil.set_role("test")
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
-    os.dup2(devnull, 0)  # never the host's channel
-    os.dup2(devnull, 4)  # the verdict's place, until the row comes
-    os.dup2(high[0], 3)
-    for target, fd in enumerate(high[1:], start=5):
-        os.dup2(fd, target)
-    osutil.close_fds_from(8)
-    directory = osutil.enter_row(scratch)
+    ctl, chan, out_r, err_r = fds
+    # 0: never the host's channel; 4: the verdict's place, until the row comes.
+    placed = {0: devnull, 3: ctl, 4: devnull, 5: chan, 6: out_r, 7: err_r}
+    directory = osutil.become("test", placed, scratch)
     if scratch is not None:
         os.mkdir(directory)
-    osutil.row_limits(limits)  # not dumpable: inherited from the zygote (fork keeps the flag)
-    osutil.write_file("/proc/self/oom_score_adj", b"1000")
-    sys.setrecursionlimit(10_000)  # SIGPIPE and SIGINT: as the zygote left them (its main)
+    # Not dumpable, SIGPIPE ignored, SIGINT default: as the zygote left them.
+    osutil.row_limits(limits)
     if seccomp_ok:
         # This process's own refusals (the tests') are answered EPERM: it could not answer
         # itself, blocked in the call.
