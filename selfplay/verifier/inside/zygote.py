@@ -292,6 +292,8 @@ class Zygote:
                     pass
             if row is not None:
                 self.teardown(row)
+            # Forked while this process holds the row's descriptors: each child closes every
+            # descriptor but its own first thing (`osutil.become`), before any row code runs.
             self.armed = self.prepare(limits)
         raise OSError("no test process could take the row")
 
