@@ -13,7 +13,6 @@ import resource
 import signal
 import socket
 import struct
-import sys
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -57,17 +56,41 @@ def setns(fd: int, nstype: int) -> bool:
 
 
 MNT_DETACH = 2
-MS_NOSUID, MS_NODEV = 2, 4
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
+
+
+def mount_tmpfs(path: str, options: str) -> bool:
+    """A new, empty tmpfs at `path`, over whatever is mounted there."""
+    return _ok(
+        _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode())
+    )
+
+
+def unmount(path: str) -> bool:
+    """Detach what is mounted at `path`, and everything mounted below it (lazily: the kernel
+    frees its files afterwards, however many there are)."""
+    return _ok(_libc.umount2(path.encode(), MNT_DETACH))
+
+
+def make_read_only(path: str) -> bool:
+    """Make the mount at `path` read-only (a bind remount: what is mounted on it stays as is)."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    return _ok(_libc.mount(None, path.encode(), None, flags, None))
 
 
 def fresh_tmpfs(path: str, options: str) -> bool:
     """Replace the tmpfs mounted at `path` by a new, empty one: contents, mode, times,
     extended attributes and even inode numbers start again (a lazy unmount frees the old one
     in the kernel, however many files it held)."""
-    target = path.encode()
-    if _libc.umount2(target, MNT_DETACH) != 0:
-        return False
-    return _ok(_libc.mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()))
+    return unmount(path) and mount_tmpfs(path, options)
+
+
+def trim_heap() -> None:
+    """Return the C heap's free pages to the kernel (glibc's malloc_trim; elsewhere nothing)."""
+    try:
+        _libc.malloc_trim(0)
+    except AttributeError:
+        pass
 
 
 def set_dumpable(flag: bool) -> None:
@@ -78,10 +101,13 @@ def prctl(option: int, arg: int) -> bool:
     return _ok(_libc.prctl(option, arg, 0, 0, 0))
 
 
+PR_SET_NAME = 15
+
+
 def set_role(role: str) -> None:
     """Name this process after its role (what ps, top and perf show): sp-zygote, sp-test,
     sp-solution."""
-    write_file("/proc/self/comm", b"sp-" + role.encode())
+    _libc.prctl(PR_SET_NAME, b"sp-" + role.encode(), 0, 0, 0)
 
 
 class _CapHeader(ctypes.Structure):
@@ -96,15 +122,31 @@ class _CapData(ctypes.Structure):
     ]
 
 
+def lock_down() -> bool:
+    """In the zygote, once: no_new_privs and the locked-down securebits, which every process
+    it forks inherits, so that a row's process only has to empty its capability sets
+    (`drop_privileges`). Neither changes what the zygote itself can do (it never execs)."""
+    global _LOCKED
+    _LOCKED = _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 and (
+        _libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0) == 0
+    )
+    return _LOCKED
+
+
+_LOCKED = False
+
+
 def drop_privileges() -> None:
     """Drop every capability for good and forbid gaining new privileges.
 
-    Three credential changes, not one per capability: with NOROOT locked and no_new_privs,
-    neither uid 0 nor file capabilities can bring any back through execve, so the bounding
-    set need not be emptied one capability at a time (each change costs a credential copy).
+    With NOROOT locked and no_new_privs (set once by the zygote: `lock_down`), neither uid 0
+    nor file capabilities can bring any back through execve, so emptying the capability sets
+    is one call: the bounding set need not be emptied one capability at a time (each change
+    costs a credential copy, and in a freshly forked process each call costs page faults).
     """
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    _libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0)
+    if not _LOCKED:
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        _libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED_DOWN, 0, 0, 0)
     _libc.capset(*_NO_CAPS)
 
 
@@ -242,6 +284,9 @@ def close_fds_from(low: int) -> None:
 
 PR_SET_PDEATHSIG = 1
 PROGRAM_DIR = "/run/selfplay"
+# The program's file as a module, and as a script (stdin/stdout tests): the only files a row's
+# processes write to PROGRAM_DIR themselves.
+PROGRAM_FILES = ("solution.py", "main.py")
 
 
 def enter_row(scratch: str | None) -> str:
@@ -264,39 +309,59 @@ def enter_row(scratch: str | None) -> str:
 
 
 def become(role: str, descriptors: dict[int, int], scratch: str | None) -> str:
-    """The start of a row's test or solution process, just forked: its name, exactly
-    `descriptors` (number wanted -> descriptor inherited) and nothing else open, its row
-    (`enter_row`), first in line for the memory cgroup's OOM killer (never the zygote), and
-    the recursion limit a row gets. Returns the program's directory."""
-    set_role(role)
-    # Out of the way first: a descriptor inherited at a number wanted for another.
-    high = {n: fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for n, fd in descriptors.items()}
-    for n, fd in high.items():
+    """The start of a row's test or solution process, just forked: exactly `descriptors`
+    (number wanted -> descriptor inherited) open and nothing else, its row (`enter_row`), its
+    name, first in line for the memory cgroup's OOM killer (never the zygote). Returns the
+    program's directory. The zygote keeps the numbers a row's processes want taken
+    (`reserve_low_descriptors`), so what they inherit sits above them and moves in one step."""
+    top = max(descriptors)
+    if min(descriptors.values()) <= top:  # a descriptor inherited at a number wanted for another
+        descriptors = {n: fcntl.fcntl(fd, fcntl.F_DUPFD, top + 1) for n, fd in descriptors.items()}
+    for n, fd in descriptors.items():
         os.dup2(fd, n)
-    close_fds_from(max(descriptors) + 1)
+    close_fds_from(top + 1)
     directory = enter_row(scratch)
+    set_role(role)
     write_file("/proc/self/oom_score_adj", b"1000")
-    sys.setrecursionlimit(10_000)
     return directory
 
 
-def row_limits(lim: dict) -> None:
-    set_limits(lim["memory_mb"], lim["file_mb"], lim["max_procs"], lim["timeout_s"])
+LOW_DESCRIPTORS = 10
 
 
-def set_limits(memory_mb: int, file_mb: int, max_procs: int, cpu_s: float) -> None:
-    mem = memory_mb * 1024 * 1024
+def reserve_low_descriptors(placeholder: int) -> None:
+    """In the zygote, at its start: hold every descriptor number from 3 to LOW_DESCRIPTORS - 1
+    (a row's processes want theirs there), so that what it opens later is numbered above."""
+    for n in range(3, LOW_DESCRIPTORS):
+        try:
+            fcntl.fcntl(n, fcntl.F_GETFD)
+        except OSError:
+            os.dup2(placeholder, n, inheritable=False)
+
+
+def limit_plan(lim: dict) -> tuple[tuple[int, int], ...]:
+    """The rlimits a row's processes set (`apply_limits`), worked out by the zygote before it
+    forks them (its hard limits are theirs): (resource, value) pairs."""
+    mem = lim["memory_mb"] * 1024 * 1024
+    plan = []
     for res, val in (
         (resource.RLIMIT_AS, mem),
-        (resource.RLIMIT_FSIZE, file_mb * 1024 * 1024),
-        (resource.RLIMIT_NPROC, max_procs),
+        (resource.RLIMIT_FSIZE, lim["file_mb"] * 1024 * 1024),
+        (resource.RLIMIT_NPROC, lim["max_procs"]),
         (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_CPU, max(1, int(cpu_s) + 1)),
+        (resource.RLIMIT_CPU, max(1, int(lim["timeout_s"]) + 1)),
     ):
         try:
-            soft, hard = resource.getrlimit(res)
-            if hard != resource.RLIM_INFINITY:
-                val = min(val, hard)
+            hard = resource.getrlimit(res)[1]
+        except (ValueError, OSError):
+            continue
+        plan.append((res, val if hard == resource.RLIM_INFINITY else min(val, hard)))
+    return tuple(plan)
+
+
+def apply_limits(plan: tuple[tuple[int, int], ...]) -> None:
+    for res, val in plan:
+        try:
             resource.setrlimit(res, (val, val))
         except (ValueError, OSError):
             pass

@@ -47,7 +47,7 @@ def _solution_status() -> int:
     return struct.unpack("=i", data)[0] if len(data) == 4 else 0
 
 
-def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, rep):
+def _prepare(limits: dict, plan, fds: tuple, scratch, devnull: int, seccomp_ok: bool, rep):
     """Everything before the row: returns the solution's channel and the phases so far."""
     t0 = time.perf_counter()
     ctl, chan, out_r, err_r = fds
@@ -56,8 +56,8 @@ def _prepare(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool, 
     directory = osutil.become("test", placed, scratch)
     if scratch is not None:
         os.mkdir(directory)
-    # Not dumpable, SIGPIPE ignored, SIGINT default: as the zygote left them.
-    osutil.row_limits(limits)
+    # Not dumpable, SIGPIPE ignored, SIGINT default, no_new_privs: as the zygote left them.
+    osutil.apply_limits(plan)
     if seccomp_ok:
         # This process's own refusals (the tests') are answered EPERM: it could not answer
         # itself, blocked in the call.
@@ -89,12 +89,12 @@ def _await_row() -> tuple[int, int] | None:
     return fds[0], fds[1]
 
 
-def main(limits: dict, fds: tuple, scratch, devnull: int, seccomp_ok: bool) -> None:
+def main(limits: dict, plan, fds: tuple, scratch, devnull: int, seccomp_ok: bool) -> None:
     """The test process (in the child, right after the fork); never returns."""
     rep = harness.Reporter()
     try:
         try:
-            chan, phases = _prepare(limits, fds, scratch, devnull, seccomp_ok, rep)
+            chan, phases = _prepare(limits, plan, fds, scratch, devnull, seccomp_ok, rep)
             failure = None
         except BaseException as e:  # reported in the verdict, once there is one
             failure = e
