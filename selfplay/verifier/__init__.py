@@ -28,7 +28,9 @@ the zygote then kills the test process (its PID namespace takes every process of
 it, and the IPC namespace dies with the last), reaps, puts back its own settings a row can
 write through /proc (it is PID 1 of the /proc rows see), and mounts fresh tmpfs on the
 sandbox's only writable places (/tmp, /dev/shm, /run/selfplay) wherever the row changed
-anything, before it forks the next row's processes.
+anything, before it forks the next row's processes (on /run/selfplay, which every row
+writes, over the old one once the program's files are removed: the covered ones, empty, are
+unmounted together every 64 rows).
 
 What the solution process can reach
 -----------------------------------
@@ -94,7 +96,8 @@ Not covered
 - Side channels and CPU contention between concurrent rows, and covert channels from one row
   to a later one that need a sender in the earlier row: kernel-wide counters (the process IDs
   of the worker's namespace, visible through /proc; inode numbers of pipes, sockets and
-  memfds), timing, and numbers the zygote handled for earlier rows (exit statuses, counts)
+  memfds; mount IDs, and how many program directories are stacked, in
+  /proc/self/mountinfo), timing, and numbers the zygote handled for earlier rows (exit statuses, counts)
   that may linger in its freed memory, which every row's processes inherit (nothing refers to
   them; what the zygote keeps about earlier rows is in memory the children do not inherit).
   What a sender can send is what its own process held: its program, the arguments it was

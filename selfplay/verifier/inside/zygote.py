@@ -15,7 +15,8 @@ host gets its answer (`Armed.finish`), and only then does the zygote kill and re
 put back its own settings a row can write through /proc, and give the sandbox's only writable
 places (/tmp, /dev/shm and the program's directory) a fresh tmpfs wherever the row changed
 anything (`scratch.Scratch`: a lazy unmount frees a million files in the kernel in a fraction
-of a second; modes, times, extended attributes and inode numbers start again). The next row
+of a second; modes, times, extended attributes and inode numbers start again; the program's
+directory gets one mounted over the old, since every unmount stalls the machine). The next row
 is taken only after that: nothing a row writes, in files or in SysV/POSIX IPC objects,
 survives it, and the memory they held is released. Numbers about earlier rows (what their
 processes cost) live in memory the children do not inherit (`rowprocs.Ledger`). A worker

@@ -218,6 +218,37 @@ def test_the_number_of_files_a_row_made_does_not_reach_the_next(one_worker):
     assert first.outputs == second.outputs, (first.outputs, second.outputs)
 
 
+def test_what_a_row_wrote_to_its_own_program_file_is_released_with_it(one_worker):
+    # The program's directory is not unmounted after each row (a new tmpfs covers the old
+    # one): the program's own files are removed first, or their memory would stay taken.
+    filler = "with open(__file__, 'ab') as f:\n    f.write(b'#' * (30 << 20))\n"
+    reader = (
+        "def shmem_mb():\n"
+        "    for line in open('/proc/meminfo'):\n"
+        "        if line.startswith('Shmem:'):\n"
+        "            return int(line.split()[1]) >> 10\n"
+    )
+    probe = {"program": reader, "tests": [], "calls": ["shmem_mb()"]}
+    fillers = [{"id": f"f{i}", "program": filler, "tests": ["pass"]} for i in range(12)]
+    before, *filled, after = one_worker.grade(
+        [{"id": "a", **probe}, *fillers, {"id": "b", **probe}]
+    )
+    assert all(f.passed for f in filled), [f.detail for f in filled]
+    assert int(after.outputs[0]) - int(before.outputs[0]) < 150, (before.outputs, after.outputs)
+
+
+def test_program_directories_do_not_pile_up(one_worker):
+    from selfplay.verifier.inside.scratch import PROGRAM_STACK
+
+    reader = "def mounts():\n    return sum(' /run/selfplay ' in l for l in open('/proc/self/mountinfo'))\n"
+    rows = [
+        {"id": str(i), "program": reader, "tests": [], "calls": ["mounts()"]}
+        for i in range(2 * PROGRAM_STACK + 10)
+    ]
+    counts = [int(v.outputs[0]) for v in one_worker.grade(rows)]
+    assert 1 <= min(counts) and max(counts) <= PROGRAM_STACK + 1, counts
+
+
 def test_a_row_that_leaves_a_hundred_thousand_directories_costs_the_next_row_nothing(one_worker):
     maker = (
         "import os\nos.mkdir('/tmp/P')\nfor i in range(100_000):\n    os.mkdir('/tmp/P/%x' % i)\n"
