@@ -17,9 +17,10 @@ descriptors (a memfd holding the row, an empty memfd for the verdict), which it 
 unread. Before a row arrives (once the previous one is cleaned up) the zygote forks the row's
 two processes into a new PID namespace and a new IPC namespace: the *test process*, the
 namespace's first process, and beside it the *solution process*, the zygote's child rather
-than the test process's. Each drops every capability, takes a session of its own and installs
-a seccomp filter; the solution process hands its filter's listener to the test process, then
-waits. Neither has seen a row, and the solution process never shares a page the test process
+than the test process's. Each drops every capability and takes a session of its own; both
+carry the seccomp filter the zygote installed on itself when it started (the zygote answers
+the calls it refuses), and the solution process tells the test process its pid, then waits.
+Neither has seen a row, and the solution process never shares a page the test process
 wrote. The row's descriptors then go to the test process only. The solution process receives
 the program text (and later, call by call, the arguments the tests pass) and runs the program
 as the module `solution`; the tests run in the test process, against proxies of the program's
@@ -58,7 +59,9 @@ What the solution process can reach
   queues live in the row's own IPC namespace; kernel keyrings, new user namespaces, mounts,
   bpf, perf events, userfaultfd, io_uring, module loading and sockets other than Unix and IP
   are refused by the seccomp filter (`selfplay.verifier.inside.seccomp` lists every refused
-  call and why). The network namespace has loopback down and no name service.
+  call and why). The zygote answers each refusal from memory its children do not inherit, so
+  a refused call's arguments never reach a later row. The network namespace has loopback down
+  and no name service.
 - Limits per row: wall-clock timeout enforced from outside (also for code stuck in C), address
   space (capped by the machine's memory and the caller's own cgroup), file size, CPU time,
   processes and threads (cgroup pids beneath the caller's cgroup where available), captured

@@ -276,8 +276,9 @@ class Worker:
         data = self.sock.recv(1 << 16)
         if not data:
             return None
-        if data[:1] == b"R" and len(data) == REPLY.size:
-            fields = REPLY.unpack(data)
+        if data[:1] == b"R" and len(data) >= REPLY.size:
+            fields = REPLY.unpack_from(data)
+            refused = data[REPLY.size :].decode(errors="replace")
             _, status, timed_out, duration, fork, received, done, teardown = fields[:8]
             self._count(fields[8:])
             return {
@@ -288,6 +289,7 @@ class Worker:
                 "t_received": received,
                 "t_done": done,
                 "teardown_s": teardown,
+                "refused": refused.split("\0") if refused else [],
             }
         return json.loads(data)
 
@@ -402,6 +404,8 @@ def assemble(lines: bytes, reply: dict) -> dict:
         else:
             verdict = {"status": "error", "detail": "test process ended without a verdict"}
         verdict["tests_passed"] = passed_so_far
+    if reply.get("refused"):  # answered by the zygote (`seccomp.Refusals`), the program's
+        seen.append("seccomp_denied")
     own = verdict.get("signals")
     verdict["signals"] = sorted(set(seen) | set(own if isinstance(own, list) else []))
     verdict["duration_s"] = reply.get("duration_s", 0.0)

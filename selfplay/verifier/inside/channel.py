@@ -1,11 +1,9 @@
-"""The test process's end of the solution process: calls, output, and refused system calls.
+"""The test process's end of the solution process: calls and output.
 
 While it waits for an answer the test process drains the program's stdout and stderr
-(bounded) and answers the seccomp filter's refusals (EPERM, each recorded as a
-`seccomp_denied` signal): a process of the row blocked in a refused call waits at most until
-the test process next waits for the solution, and the test process never waits on anything
-else while the solution runs. No supervisor thread: a second thread would make every
-copy-on-write fault of the test process a cross-CPU TLB shootdown.
+(bounded), and never waits on anything else while the solution runs. No supervisor thread: a
+second thread would make every copy-on-write fault of the test process a cross-CPU TLB
+shootdown. (The seccomp filter's refusals are the zygote's to answer: `seccomp.Refusals`.)
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import select
 import signal
 import sys
 
-from . import seccomp, values, wire
+from . import values, wire
 from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
 
 # Modules the test process imports when the program names them (a module global, a class of
@@ -44,15 +42,6 @@ class SolutionGone(BaseException):
         self.status = status
 
 
-_NAMES = seccomp.names_by_number()
-
-
-def _hung_up(fd: int) -> bool:
-    poll = select.poll()
-    poll.register(fd, select.POLLIN)
-    return any(event & (select.POLLHUP | select.POLLERR) for _, event in poll.poll(0))
-
-
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -71,8 +60,6 @@ class Channel:
         self.dec = values.Decoder(limits["result_items"], self.proxies, importable)
         self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
         self.dec.exception_ref = self.exception_ref
-        # The seccomp filter's listener, answered while waiting (see the module's doc).
-        self.listener: int | None = None
         # The solution's wait status, from its parent (the zygote), once it has ended.
         self.waiter = None
         # globals(name, entry): a program global changed during a call (set by the harness).
@@ -95,29 +82,20 @@ class Channel:
         return True
 
     def pump(self, until: int | None, streams: dict[int, bytearray] | None = None) -> None:
-        """Drain output and answer refused calls until `until` is readable (with None:
-        until every stream has closed). Closed streams leave `streams`."""
+        """Drain output until `until` is readable (with None: until every stream has
+        closed). Closed streams leave `streams`."""
         streams = self.streams if streams is None else streams
         while True:
             if until is None and not streams:
                 return
             watch = [*streams, until] if until is not None else list(streams)
-            if self.listener is not None:
-                watch.append(self.listener)
             ready, _, _ = select.select(watch, [], [])
             for fd in ready:
                 if fd == until:
                     return
-                if fd == self.listener:
-                    if seccomp.answer(fd, _NAMES, self._refused) is None and _hung_up(fd):
-                        self.listener = None  # no process of the row uses the filter now
-                    continue
                 if not self._drain(fd, streams):
                     del streams[fd]
                     os.close(fd)
-
-    def _refused(self, name: str) -> None:
-        self.emit("seccomp_denied", name)
 
     # -- lifecycle ------------------------------------------------------------------------
     def kill(self) -> None:

@@ -57,6 +57,7 @@ def setns(fd: int, nstype: int) -> bool:
 
 MNT_DETACH = 2
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
+READ_ONLY_REMOUNT = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
 
 
 def mount_tmpfs(path: str, options: str) -> bool:
@@ -74,8 +75,7 @@ def unmount(path: str) -> bool:
 
 def make_read_only(path: str) -> bool:
     """Make the mount at `path` read-only (a bind remount: what is mounted on it stays as is)."""
-    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
-    return _ok(_libc.mount(None, path.encode(), None, flags, None))
+    return _ok(_libc.mount(None, path.encode(), None, READ_ONLY_REMOUNT, None))
 
 
 def fresh_tmpfs(path: str, options: str) -> bool:

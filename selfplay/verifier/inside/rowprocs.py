@@ -18,7 +18,8 @@ import time
 
 # A row's reply: b"R", wait status, timed out, seconds in the zygote, seconds its fork took,
 # when the row arrived and when its verdict was complete (monotonic), and the seconds the
-# previous row's cleanup took. Not JSON: see `Zygote._limits`.
+# previous row's cleanup took. Not JSON: see `Zygote._limits`. Then the system calls the
+# filter refused the program, NUL-separated (`seccomp.Refusals`).
 REPLY = struct.Struct("=ciBddddd6d")
 # Followed by what the worker's processes have cost so far (CPU seconds, page faults): the test
 # processes, the solution processes (each with what it reaped), the zygote itself.
@@ -75,14 +76,17 @@ class Armed:
                 os.close(fd)
         self.pidfd = self.spidfd = None
 
-    def finish(self, received: float, usage: Ledger) -> bytes:
+    def finish(self, received: float, usage: Ledger, refusals=None) -> bytes:
         """Wait for the row's verdict: `done` from its test process, its exit, or the time
         limit (then it is killed); the reply for the host. Meanwhile the solution process is
-        reaped as soon as it ends (the test process's exit waits for that), and its status
-        given to the test process when it asks (`wait`)."""
+        reaped as soon as it ends (the test process's exit waits for that), its status given
+        to the test process when it asks (`wait`), and the filter's refusals answered."""
         deadline = received + float(self.limits["timeout_s"])
         timed_out = done = False
         watch = [self.ctl]
+        refused: list[str] = []
+        if refusals is not None:
+            watch.append(refusals.listener)
         while self.status is None:
             if self.s_status is None and self.spidfd is None:
                 self.collect_solution(os.WNOHANG, usage)
@@ -104,6 +108,11 @@ class Armed:
                 fds.append(self.spidfd)
             polled = self.pidfd is None or (self.s_status is None and self.spidfd is None)
             ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
+            if refusals is not None and refusals.listener in ready:
+                answered = refusals.answer()
+                # The test process's own refusals are the tests', not the program's.
+                if answered is not None and answered[0] != self.pid and len(refused) < 64:
+                    refused.append(answered[1])
             if self.ctl in ready:
                 try:
                     msg = self.ctl.recv(16)
@@ -126,9 +135,10 @@ class Armed:
         usage.set(5, own.ru_minflt)
         status = 0 if done else (self.status or 0)
         *counts, teardown = usage.values()
-        return REPLY.pack(
+        reply = REPLY.pack(
             b"R", status, timed_out, now - received, self.fork_s, received, now, teardown, *counts
         )
+        return reply + "\0".join(refused).encode()
 
     def kill(self) -> None:
         for pid, done in ((self.pid, self.status), (self.spid, self.s_status)):

@@ -1,6 +1,10 @@
 """A seccomp filter for the processes that run a row: system calls no graded program needs.
 
-The filter is a classic BPF program built here (no libseccomp). What it refuses, and why:
+The filter is a classic BPF program built here (no libseccomp). The zygote installs it on
+itself once, when it starts, and every process it forks (a row's test and solution processes,
+and whatever they start) inherits it: installing a filter in each row's processes cost a
+twentieth of a row's time (the kernel compiles every filter, and frees it at exit through a
+worker thread). What it refuses, and why:
 
 | refused | why |
 |---|---|
@@ -15,21 +19,26 @@ The filter is a classic BPF program built here (no libseccomp). What it refuses,
 | every system call of another ABI (x32, or 32-bit `int 0x80` on x86-64) | the filter's numbers would not apply to them |
 
 `clone3` is answered ENOSYS (its flags sit behind a pointer the filter cannot read), on which
-the C library falls back to `clone`, whose flags it can. Everything else refused is either
-reported to the test process (`SECCOMP_RET_USER_NOTIF`: it answers EPERM and records a
-`seccomp_denied` signal while it waits for the solution) or, without a listener, answered EPERM
-directly. The test process's own refusals (the tests') are answered EPERM by a second filter it
-installs on itself after forking the solution, so it never waits on itself.
+the C library falls back to `clone`, whose flags it can. The zygote's own calls among these are
+let through by their exact arguments (`ZYGOTE_CALLS`: unsharing a row's PID and IPC namespaces,
+returning to its own, mounting and lazily unmounting the scratch tmpfs); a row's process makes
+the same call in vain, since the kernel checks for CAP_SYS_ADMIN before anything else and a
+row has no capabilities. Everything else refused is reported to the zygote
+(`SECCOMP_RET_USER_NOTIF`), which answers EPERM at once and reports the call with the row's
+verdict: a `seccomp_denied` signal for the solution's calls, nothing for the test process's
+own (the tests'). The zygote never makes a refused call itself: it would wait on itself.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
+import mmap
 import os
 import platform
 import struct
+
+from . import osutil
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -260,6 +269,16 @@ def names_by_number() -> dict[int, str]:
     return {} if arch is None else {nr: name for name, nr in arch[2].items()}
 
 
+# The zygote's own calls among the refused ones, let through by their exact arguments:
+# name -> (index of the argument, the values the zygote passes). See osutil.
+ZYGOTE_CALLS = {
+    "unshare": (0, (osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC,)),
+    "setns": (1, (osutil.CLONE_NEWPID, osutil.CLONE_NEWIPC)),
+    "mount": (3, (osutil.MS_NOSUID | osutil.MS_NODEV, osutil.READ_ONLY_REMOUNT)),
+    "umount2": (1, (osutil.MNT_DETACH,)),
+}
+
+
 def build(deny_action: int, machine: str | None = None) -> bytes:
     """The filter program as bytes (struct sock_filter[]) for an architecture (this machine's
     by default).
@@ -268,37 +287,37 @@ def build(deny_action: int, machine: str | None = None) -> bytes:
     treats specially, not compared with each in turn: every system call of a row pays about
     eight comparisons instead of seventy, and installing the filter stays cheap (the kernel
     runs the program once per system call number when it is installed, to cache the calls it
-    always allows; that took a tenth of a millisecond per install with a linear list)."""
+    always allows)."""
     arch = ARCHES.get(machine or platform.machine())
     if arch is None:
         raise OSError(errno.ENOSYS, f"no seccomp table for {machine or platform.machine()}")
     audit_arch, _, table = arch
     deny_errno = RET_ERRNO | errno.EPERM
     allow = [(_RET_K, 0, 0, RET_ALLOW)]
+    deny = [(_RET_K, 0, 0, deny_action)]
+
+    def only(arg: int, values) -> list[tuple[int, int, int, int]]:
+        """Allowed where argument `arg` (its low 32 bits) is one of `values`."""
+        code = [(_LD_W_ABS, 0, 0, 16 + 8 * arg)]
+        for i, value in enumerate(values):
+            code.append((_JEQ_K, len(values) - i, 0, value))
+        return code + deny + allow
 
     def handler(nr: int) -> list[tuple[int, int, int, int]]:
         """What a call with this number does (ends in a return)."""
         if nr == table["clone3"]:
             return [(_RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
         if nr == table["clone"]:  # refuse namespace flags, allow the rest (fork, threads)
-            return [(_LD_W_ABS, 0, 0, 16), (_JSET_K, 0, 1, NS_FLAGS)] + [
-                (_RET_K, 0, 0, deny_action),
-                *allow,
-            ]
+            return [(_LD_W_ABS, 0, 0, 16), (_JSET_K, 0, 1, NS_FLAGS), *deny, *allow]
         if nr == table["socket"]:  # only the families in the allowlist
-            code = [(_LD_W_ABS, 0, 0, 16)]
-            for i, family in enumerate(ALLOWED_SOCKET_FAMILIES):
-                code.append((_JEQ_K, len(ALLOWED_SOCKET_FAMILIES) - i, 0, family))
-            return code + [(_RET_K, 0, 0, deny_action), *allow]
+            return only(0, ALLOWED_SOCKET_FAMILIES)
         for name, arg in SELF_ONLY:  # pid 0 means the caller itself
             if nr == table[name]:
-                return [
-                    (_LD_W_ABS, 0, 0, 16 + 8 * arg),
-                    (_JEQ_K, 1, 0, 0),
-                    (_RET_K, 0, 0, deny_action),
-                    *allow,
-                ]
-        return [(_RET_K, 0, 0, deny_action)]
+                return only(arg, (0,))
+        for name, (arg, values) in ZYGOTE_CALLS.items():
+            if nr == table[name]:
+                return only(arg, values)
+        return list(deny)
 
     def tree(nrs: list[int]) -> list[tuple[int, int, int, int]]:
         """Code that ends in a return for every number; `nrs` sorted, all special."""
@@ -330,63 +349,52 @@ class _Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-_PROGRAMS: dict[bool, tuple] = {}
-
-
-def prepare() -> None:
-    """Build both filter programs now (the zygote does, once), so that installing one in a
-    row's process is a single system call."""
-    for notify in (True, False):
-        code = build(RET_USER_NOTIF if notify else RET_ERRNO | errno.EPERM)
-        buf = ctypes.create_string_buffer(code, len(code))
-        _PROGRAMS[notify] = (buf, _Prog(len(code) // 8, ctypes.cast(buf, ctypes.c_char_p)))
-
-
-def install(notify: bool) -> int | None:
-    """Install the filter on this process (no_new_privs must be set). With `notify`, refused
-    calls wait for a supervisor on the returned listener descriptor; else they get EPERM.
-    Raises OSError where the kernel refuses."""
-    if notify not in _PROGRAMS:
-        prepare()
-    prog = _PROGRAMS[notify][1]
-    flags = _FLAG_NEW_LISTENER if notify else 0
-    rc = _libc.syscall(_SYSCALL_NR, _SET_MODE_FILTER, flags, ctypes.byref(prog))
+def install() -> int:
+    """Install the filter on this process, and so on everything it forks from now on (the
+    zygote does, once); returns the listener its refusals are reported on. Raises OSError
+    where the kernel refuses."""
+    code = build(RET_USER_NOTIF)
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = _Prog(len(code) // 8, ctypes.cast(buf, ctypes.c_char_p))
+    rc = _libc.syscall(_SYSCALL_NR, _SET_MODE_FILTER, _FLAG_NEW_LISTENER, ctypes.byref(prog))
     if rc < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
-    return rc if notify else None
+    return rc
 
 
-def install_for_row() -> int | None:
-    """The filter on this process and all it forks: with a listener (returned; the test
-    process answers refusals) where the kernel has one, else answering EPERM directly."""
-    try:
-        return install(notify=True)
-    except OSError:
+class Refusals:
+    """The zygote's end of the filter: receives a refused call, answers it EPERM and says
+    which it was. A notification carries the call's arguments, which the row chose: it is
+    read into, and answered from, memory that the zygote's children do not inherit
+    (MADV_DONTFORK), never into the zygote's heap or stack."""
+
+    def __init__(self, listener: int):
+        self.listener = listener
+        self.names = names_by_number()
+        self.buf = mmap.mmap(-1, mmap.PAGESIZE)
         try:
-            install(notify=False)
-        except OSError:
+            self.buf.madvise(mmap.MADV_DONTFORK)
+        except (AttributeError, OSError):
             pass
-    return None
+        base = ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
+        self.notif, self.resp = ctypes.c_void_p(base), ctypes.c_void_p(base + 512)
+
+    def answer(self) -> tuple[int, str] | None:
+        """(pid of the caller as this process sees it, the call's name) for one refused call,
+        now answered EPERM; None if there was none to receive or its caller is gone."""
+        self.buf[: len(_ZEROS)] = _ZEROS  # the kernel wants the place cleared
+        if _libc.ioctl(self.listener, _NOTIF_RECV, self.notif) != 0:
+            return None
+        notif_id, pid, nr = _NOTIF_HEAD.unpack_from(self.buf)
+        name = self.names.get(nr, str(nr))
+        if name == "socket":
+            name = f"socket({_ARG0.unpack_from(self.buf)[0]})"
+        _RESP.pack_into(self.buf, 512, notif_id, 0, -errno.EPERM, 0)
+        _libc.ioctl(self.listener, _NOTIF_SEND, self.resp)  # fails if the caller was killed
+        return pid, name
 
 
-def answer(listener: int, names: dict[int, str], record=None) -> str | None:
-    """Receive one notification and refuse the call with EPERM; the refused call's name, or
-    None when the notification was already gone (its process died). `record(name)` runs
-    before the caller is answered, so nothing the caller does next can outrun the record."""
-    buf = bytearray(_NOTIF.size)
-    try:
-        fcntl.ioctl(listener, _NOTIF_RECV, buf, True)
-    except OSError:
-        return None
-    fields = _NOTIF.unpack(buf)
-    notif_id, nr, arg0 = fields[0], fields[3], fields[6]
-    name = names.get(nr, str(nr))
-    name = f"{name}({arg0})" if name == "socket" else name
-    if record is not None:
-        record(name)
-    try:
-        fcntl.ioctl(listener, _NOTIF_SEND, _RESP.pack(notif_id, 0, -errno.EPERM, 0))
-    except OSError:
-        pass  # the caller was killed meanwhile
-    return name
+_ZEROS = bytes(_NOTIF.size)
+_NOTIF_HEAD = struct.Struct("<QI4xi")  # id, pid, (flags), nr
+_ARG0 = struct.Struct("<32xQ")  # args[0], after nr, arch and the instruction pointer

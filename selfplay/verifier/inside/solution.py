@@ -6,9 +6,9 @@ outputs, not an earlier row (the zygote never reads rows). It is not the test pr
 so it never shares the pages the test process has written either. What reaches it afterwards
 is the program text and, call by call, the arguments the tests pass. It starts (`start`) by
 keeping only its own four descriptors (stdin, stdout, stderr, the call channel to the test
-process), dropping its capabilities, installing the seccomp filter and handing the filter's
-listener to the test process (which answers refused calls while it waits for this one), then
-sets its rlimits and waits for:
+process) and dropping its capabilities (the zygote's seccomp filter it has from birth: the
+zygote answers its refused calls), tells the test process its pid, then sets its rlimits and
+waits for:
 - `("io", program)` with four descriptors: fork a child that runs the program as a script on
   that stdin (stdin/stdout tests), report its pid, then its exit status;
 - `("load", program)`: become the program's server. The program is a real module named
@@ -27,7 +27,7 @@ import socket
 import sys
 import types
 
-from . import osutil, seccomp, signals, values, wire
+from . import osutil, signals, values, wire
 from .osutil import PROGRAM_FILES, close_fds_from
 from .server import Server, innermost_line
 
@@ -131,7 +131,7 @@ def _io_child(program: str, directory: str) -> None:
         os._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
 
 
-def start(limits: dict, plan, fds: tuple, scratch: str | None, seccomp_ok: bool) -> None:
+def start(limits: dict, plan, fds: tuple, scratch: str | None) -> None:
     """The solution process, right after the zygote forked it; never returns. `fds`: its ends
     of the channel, stdout, stderr, and its stdin."""
     try:
@@ -140,12 +140,9 @@ def start(limits: dict, plan, fds: tuple, scratch: str | None, seccomp_ok: bool)
             "solution", {0: stdin, 1: out_w, 2: err_w, 3: channel_fd}, scratch
         )
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=3)
-        listener = seccomp.install_for_row() if seccomp_ok else None
         # Before any program code: the test process learns this process's pid as the row's
-        # namespace numbers it, and takes the filter's listener.
-        wire.send_fds(channel, ("hello", os.getpid()), [listener] if listener else [])
-        if listener is not None:
-            os.close(listener)
+        # namespace numbers it.
+        wire.send(3, ("hello", os.getpid()))
         main(limits, plan, directory, channel)
     finally:
         os._exit(0)

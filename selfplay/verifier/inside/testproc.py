@@ -2,9 +2,9 @@
 
 The zygote forks it, and beside it the row's solution process, *before* the row arrives (while
 the previous row still runs), each the first two processes of a new PID namespace sharing a
-new IPC namespace. It prepares everything that does not depend on the row: no capabilities,
-the row's limits, its own seccomp filter, and the solution's channel (the solution process
-sends its pid and its filter's listener: this process answers the solution's refused calls).
+new IPC namespace, with the zygote's seccomp filter (the zygote answers refused calls). It
+prepares everything that does not depend on the row: no capabilities, the row's limits, and
+the solution's channel (the solution process sends its pid as the row's namespace numbers it).
 Then it blocks on its control socket (descriptor 3) until the zygote hands it the row and the
 verdict as two descriptors it has never read. It grades the row, writes the verdict, tells the
 zygote `done`, and exits; its namespace, and with it every process the row started, dies with
@@ -23,7 +23,7 @@ import socket
 import struct
 import time
 
-from . import harness, osutil, seccomp, wire
+from . import harness, osutil, wire
 
 
 def read_all(fd: int) -> bytes:
@@ -47,7 +47,7 @@ def _solution_status() -> int:
     return struct.unpack("=i", data)[0] if len(data) == 4 else 0
 
 
-def _prepare(limits: dict, plan, fds: tuple, scratch, devnull: int, seccomp_ok: bool, rep):
+def _prepare(limits: dict, plan, fds: tuple, scratch, devnull: int, rep):
     """Everything before the row: returns the solution's channel and the phases so far."""
     t0 = time.perf_counter()
     ctl, chan, out_r, err_r = fds
@@ -58,18 +58,13 @@ def _prepare(limits: dict, plan, fds: tuple, scratch, devnull: int, seccomp_ok: 
         os.mkdir(directory)
     # Not dumpable, SIGPIPE ignored, SIGINT default, no_new_privs: as the zygote left them.
     osutil.apply_limits(plan)
-    if seccomp_ok:
-        # This process's own refusals (the tests') are answered EPERM: it could not answer
-        # itself, blocked in the call.
-        seccomp.install(notify=False)
     t1 = time.perf_counter()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=5)
-    hello, listeners = wire.recv_fds(sock, 1)
+    hello = wire.recv(5)
     if type(hello) is not tuple or len(hello) != 2 or type(hello[1]) is not int:
         raise OSError("the solution process did not start")
     chan = harness.Channel(hello[1], sock, 6, 7, limits, rep.emit)
     chan.waiter = _solution_status
-    chan.listener = listeners[0] if listeners else None
     return chan, {"setup": t1 - t0, "spawn": time.perf_counter() - t1}
 
 
@@ -89,12 +84,12 @@ def _await_row() -> tuple[int, int] | None:
     return fds[0], fds[1]
 
 
-def main(limits: dict, plan, fds: tuple, scratch, devnull: int, seccomp_ok: bool) -> None:
+def main(limits: dict, plan, fds: tuple, scratch, devnull: int) -> None:
     """The test process (in the child, right after the fork); never returns."""
     rep = harness.Reporter()
     try:
         try:
-            chan, phases = _prepare(limits, plan, fds, scratch, devnull, seccomp_ok, rep)
+            chan, phases = _prepare(limits, plan, fds, scratch, devnull, rep)
             failure = None
         except BaseException as e:  # reported in the verdict, once there is one
             failure = e

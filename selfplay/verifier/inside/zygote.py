@@ -34,6 +34,7 @@ import fcntl
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import sys
@@ -128,7 +129,7 @@ class Zygote:
         # machine's init, which in a container may never reap them, and their zombies would
         # fill the worker's pids cgroup. As a subreaper it collects them itself (`_reap`).
         osutil.prctl(PR_SET_CHILD_SUBREAPER, 1)
-        seccomp.prepare()
+        self.refusals: seccomp.Refusals | None = None
         self.facts = self._probe()
         gc.collect()
         gc.freeze()  # keep the shared heap untouched by the children's collectors
@@ -153,17 +154,30 @@ class Zygote:
             self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)
             ipc = os.fstat(self.own_ipcns).st_ino
             facts["private_scratch"] = self.scratch.start()
+            try:  # from here on, on this process and everything it forks
+                self.refusals = seccomp.Refusals(seccomp.install())
+            except OSError:
+                pass
             if osutil.unshare(ROW_NAMESPACES):
                 pid = os.fork()
                 if pid == 0:
                     os._exit(64 | _probe_row(ipc))
                 self._leave_row_namespaces()
+                heard = self._hear_probe(pid)
                 _, status = os.waitpid(pid, 0)
                 bits = os.WEXITSTATUS(status) & 3 if os.WIFEXITED(status) else 0
                 for key in ("pid_namespace", "ipc_namespace", "privileges_dropped"):
                     facts[key] = bool(bits & 1)
-                facts["seccomp"] = bits == 3
+                facts["seccomp"] = heard and bits == 3
         return facts
+
+    def _hear_probe(self, pid: int) -> bool:
+        """Whether the probe's refused call reached this process (and was answered)."""
+        if self.refusals is None:
+            return False
+        ready, _, _ = select.select([self.refusals.listener], [], [], 10)
+        answered = self.refusals.answer() if ready else None
+        return answered is not None and answered[0] == pid
 
     def _leave_row_namespaces(self) -> None:
         """Back to the zygote's own namespaces after forking into a row's; a zygote left in a
@@ -215,7 +229,7 @@ class Zygote:
                     for fd in fds:
                         os.close(fd)
                 # Before the cleanup: the host needs nothing more of this row.
-                self.control.send(row.finish(received, self.usage))
+                self.control.send(row.finish(received, self.usage, self.refusals))
                 t = time.monotonic()
                 self.teardown(row)
                 self.usage.set(rowprocs.TEARDOWN, time.monotonic() - t)
@@ -245,7 +259,6 @@ class Zygote:
         stdin = os.memfd_create("stdin")
         test_fds = (ctl_t.detach(), chan_t.detach(), out_r, err_r)
         solution_fds = (chan_s.detach(), out_w, err_w, stdin)
-        seccomp_ok = self.facts["seccomp"]
         plan = osutil.limit_plan(limits)
         if isolated:
             osutil.unshare(ROW_NAMESPACES)
@@ -254,12 +267,12 @@ class Zygote:
             # The test process first: the first process of a PID namespace is its init.
             pid = self._fork()
             if pid == 0:
-                testproc.main(limits, plan, test_fds, scratch, self.devnull, seccomp_ok)
+                testproc.main(limits, plan, test_fds, scratch, self.devnull)
             # The solution process is the zygote's child, not the test process's: it starts
             # from the zygote's pages, never from the test process's.
             spid = self._fork()
             if spid == 0:
-                solution.start(limits, plan, solution_fds, scratch, seccomp_ok)
+                solution.start(limits, plan, solution_fds, scratch)
         except OSError:
             pass
         finally:
@@ -366,21 +379,15 @@ class Zygote:
 
 def _probe_row(zygote_ipc: int) -> int:
     """In a probe child forked as a row's processes are: 1 if a row's isolation works (PID 1
-    of a new namespace, an IPC namespace of its own, no capabilities), | 2 if the seccomp
-    filter refuses a call and the holder of its listener hears of it."""
+    of a new namespace, an IPC namespace of its own, no capabilities), | 2 if a call the
+    filter refuses fails (the zygote checks that it heard of it: `_hear_probe`)."""
     bits = 0
     try:
         osutil.enter_row(None)
         own_ipc = os.stat("/proc/self/ns/ipc").st_ino != zygote_ipc
         if os.getpid() == 1 and own_ipc and osutil.effective_caps() == 0:
             bits |= 1
-        listener = seccomp.install(notify=True)
-        pid = os.fork()
-        if pid == 0:  # refused, and answered EPERM by the parent below
-            os._exit(0 if not osutil.unshare(osutil.CLONE_NEWNS) else 1)
-        heard = seccomp.answer(listener, {}) is not None
-        _, status = os.waitpid(pid, 0)
-        if heard and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        if not osutil.unshare(osutil.CLONE_NEWNS):
             bits |= 2
     except BaseException:
         pass

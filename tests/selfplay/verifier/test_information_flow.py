@@ -146,3 +146,31 @@ def test_an_earlier_row_in_the_same_worker_leaves_nothing_behind(token):
         first, second = v.grade([earlier, later])
     assert first.passed and first.outputs == [repr(value)]
     assert second.outputs == ["[]"], (second.outputs, second.detail)
+
+
+def test_a_refused_calls_arguments_never_reach_the_next_row(token):
+    # The zygote answers refused calls, and a notification carries the call's arguments,
+    # which the row chose: they must not stay in memory the next row's processes inherit.
+    import platform
+
+    from selfplay.verifier import Verifier
+    from selfplay.verifier.inside import seccomp
+
+    value, looker = token
+    raw = value.encode().ljust(24, b"\0")
+    words = [int.from_bytes(raw[i : i + 8], "little") for i in (0, 8, 16)]
+    keyctl = seccomp.ARCHES[platform.machine()][2]["keyctl"]
+    sender = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"WORDS = [{words[0] ^ 1}, {words[1] ^ 1}, {words[2] ^ 1}]  # not the token itself\n"
+        "def send():\n"
+        f"    args = [ctypes.c_ulong(w ^ 1) for w in WORDS]\n"
+        f"    return libc.syscall({keyctl}, *args), ctypes.get_errno()\n"
+    )
+    earlier = {"id": "earlier", "program": sender, "tests": [], "calls": ["send()"]}
+    later = {"id": "later", "program": looker, "tests": [], "calls": ["look()"], "timeout_s": 20}
+    with Verifier(workers=1, timeout_s=10) as v:
+        first, second = v.grade([earlier, later])
+    assert first.outputs == ["(-1, 1)"] and "seccomp_denied" in first.signals, first
+    assert second.outputs == ["[]"], (second.outputs, second.detail)

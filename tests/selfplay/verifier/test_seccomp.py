@@ -90,3 +90,49 @@ def test_ordinary_sockets_threads_and_processes_still_work(grade):
     v = grade(program, [], calls=["ordinary()"], timeout_s=20)
     assert v.outputs == ["(b'x', 7, b'1\\n', 'opened')"], (v.outputs, v.detail)
     assert "seccomp_denied" not in v.signals
+
+
+ZYGOTE_CALLS = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+
+def zygote_calls():
+    def rc(value):
+        return value, ctypes.get_errno()
+
+    ns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+    return [
+        rc(libc.syscall(NR_UNSHARE, ctypes.c_long(0x20000000 | 0x08000000))),
+        rc(libc.syscall(NR_SETNS, ctypes.c_long(ns), ctypes.c_long(0x20000000))),
+        rc(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", ctypes.c_ulong(2 | 4), None)),
+        rc(libc.mount(None, b"/tmp", None, ctypes.c_ulong(32 | 4096 | 1 | 2 | 4), None)),
+        rc(libc.umount2(b"/run/selfplay", 2)),
+    ]
+"""
+
+
+def test_the_zygotes_own_calls_fail_for_a_row(grade):
+    # The filter lets the zygote's exact calls through (it installed the filter on itself);
+    # the kernel refuses them to a process without capabilities, and a row has none.
+    program = ZYGOTE_CALLS.replace("NR_UNSHARE", str(NR["unshare"]))
+    program = program.replace("NR_SETNS", str(NR["setns"]))
+    v = grade(program, [], calls=["zygote_calls()"])
+    assert v.outputs == [repr([(-1, 1)] * 5)], (v.outputs, v.detail)  # EPERM each
+    assert "seccomp_denied" not in v.signals
+
+
+def test_the_tests_own_refused_calls_fail_without_a_signal(grade):
+    # A refused call made by the tests (in the test process) is the task's doing, not the
+    # program's: EPERM, and the verdict carries no signal against the program.
+    tests = [
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"assert libc.syscall({NR['keyctl']}, 0, -3, 0, 0) == -1\n"
+        "assert ctypes.get_errno() == 1\n"
+        "assert f() == 1\n"
+    ]
+    v = grade("def f():\n    return 1\n", tests)
+    assert v.passed, v.detail
+    assert "seccomp_denied" not in v.signals

@@ -91,3 +91,21 @@ def test_a_call_is_decided_in_a_handful_of_comparisons():
         return n
 
     assert max(steps(nr) for nr in range(0, 500)) <= 16
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.ARCHES))
+def test_the_zygotes_own_calls_pass_by_their_exact_arguments_only(machine):
+    # The zygote carries the filter too: its namespace and mount calls pass by their exact
+    # arguments (the kernel still refuses them to a row, which has no capabilities);
+    # anything else, a new user namespace above all, is refused.
+    audit_arch, _, table = seccomp.ARCHES[machine]
+    program = seccomp.build(DENY, machine)
+    for name, (index, values) in seccomp.ZYGOTE_CALLS.items():
+        for value in values:
+            args = [0] * 6
+            args[index] = value
+            assert run(program, table[name], audit_arch, args) == seccomp.RET_ALLOW, name
+            for other in (0, value | 0x10000000, value + 1):  # 0x10000000: CLONE_NEWUSER
+                if other not in values:
+                    args[index] = other
+                    assert run(program, table[name], audit_arch, args) == DENY, (name, other)
