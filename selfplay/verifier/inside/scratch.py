@@ -61,12 +61,17 @@ class ProgramDir:
 
 
 def _remove_program_files() -> bool:
-    """Remove the program's files from its directory; False if the row left anything else
-    there (or something could not be removed)."""
+    """Remove the program's files from its directory; False as soon as the row is seen to
+    have left anything else there (a million files are not listed first), or something could
+    not be removed."""
     try:
-        for name in os.listdir(PROGRAM_DIR):
-            if name not in PROGRAM_FILES:
-                return False
+        with os.scandir(PROGRAM_DIR) as entries:
+            names = []
+            for entry in entries:
+                if entry.name not in PROGRAM_FILES or len(names) == len(PROGRAM_FILES):
+                    return False
+                names.append(entry.name)
+        for name in names:
             os.unlink(os.path.join(PROGRAM_DIR, name))
     except OSError:
         return False

@@ -249,10 +249,11 @@ def test_program_directories_do_not_pile_up(one_worker):
     assert 1 <= min(counts) and max(counts) <= PROGRAM_STACK + 1, counts
 
 
-def test_a_row_that_leaves_a_hundred_thousand_directories_costs_the_next_row_nothing(one_worker):
-    maker = (
-        "import os\nos.mkdir('/tmp/P')\nfor i in range(100_000):\n    os.mkdir('/tmp/P/%x' % i)\n"
-    )
+@pytest.mark.parametrize("place", ["/tmp", "/run/selfplay"])
+def test_a_row_that_leaves_a_hundred_thousand_directories_costs_the_next_row_nothing(
+    one_worker, place
+):
+    maker = f"import os\nfor i in range(100_000):\n    os.mkdir('{place}/%x' % i)\n"
     legit = {"id": "ok", "program": "def f(x):\n    return x + 1\n", "tests": ["assert f(1) == 2"]}
     made, ok = one_worker.grade([{"id": "m", "program": maker, "tests": ["pass"]}, legit])
     assert made.passed, made.detail
