@@ -1,4 +1,5 @@
-"""Host side of one sandboxed worker: the bubblewrap command line, cgroups and the zygote pipe.
+"""Host side of one sandboxed worker: the zygote process and the socket to it (the sandbox it
+runs in is `bwrap`'s).
 
 `Worker` owns one zygote process. It sends a row, waits for the verdict with a hard deadline
 of its own (in case the zygote itself is wedged) and restarts the zygote when it dies.
@@ -10,168 +11,34 @@ import functools
 import json
 import marshal
 import os
-import shutil
 import signal
-import site
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from selfplay.verifier.bwrap import (
+    INSIDE_DIR,
+    MOUNT_POINT,
+    SANDBOX_ENV,
+    bwrap_command,
+    python_roots,
+    root_mounts,
+    sandbox_sys_path,
+)
 from selfplay.verifier.inside.rowprocs import REPLY, USAGE
 
-INSIDE_DIR = Path(__file__).with_name("inside")
-MOUNT_POINT = "/opt/selfplay/selfplay_inside"
 # argv: [paths (JSON), package name, config (JSON)]
 _BOOT = (
     "import sys,json,importlib;sys.path[:]=json.loads(sys.argv[1]);"
     "m=importlib.import_module(sys.argv[2]+'.zygote');sys.argv=sys.argv[2:];m.main()"
 )
-SANDBOX_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "HOME": "/tmp",
-    "TMPDIR": "/tmp",
-    "LANG": "C.UTF-8",
-    "PYTHONHASHSEED": "0",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    # Numerical libraries start one thread per core on import; one is enough here and keeps
-    # the per-row process limit meaningful on many-core machines.
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
 
 
 class IsolationUnavailable(RuntimeError):
     """Raised with `require_isolation=True` when the sandbox cannot be set up."""
-
-
-# Places the sandbox mounts over: a Python installation below one of them (a virtual
-# environment in /tmp, say) is bound elsewhere, at ROOTS_MOUNT/<n>.
-_COVERED = ("/tmp", "/dev", "/proc", "/run", "/opt/selfplay")
-ROOTS_MOUNT = "/opt/selfplay/roots"
-
-
-def _python_roots() -> list[str]:
-    """Directories the sandbox needs read-only for the interpreter and installed packages."""
-    roots = {sys.base_prefix, sys.prefix, sysconfig.get_paths()["stdlib"]}
-    roots.update(site.getsitepackages())
-    user_site = site.getusersitepackages()
-    if isinstance(user_site, str) and os.path.isdir(user_site):
-        roots.add(user_site)
-    real = {os.path.realpath(r) for r in roots if os.path.isdir(r)}
-    real.add(os.path.dirname(os.path.realpath(sys.executable)))
-    # Drop nested duplicates: binding a parent already exposes its children.
-    ordered = sorted(real)
-    return [r for i, r in enumerate(ordered) if not any(r.startswith(p + "/") for p in ordered[:i])]
-
-
-def root_mounts() -> list[tuple[str, str]]:
-    """(host path, path inside the sandbox) of every Python root."""
-    out = []
-    for root in _python_roots():
-        covered = any(root == c or root.startswith(c + "/") for c in _COVERED)
-        out.append((root, f"{ROOTS_MOUNT}/{len(out)}" if covered else root))
-    return out
-
-
-def to_sandbox_path(path: str, mounts: list[tuple[str, str]]) -> str | None:
-    for host, inside in mounts:
-        if path == host or path.startswith(host + "/"):
-            return inside + path[len(host) :]
-    return None
-
-
-def sandbox_sys_path(mounts: list[tuple[str, str]] | None = None) -> list[str]:
-    """The host's import path as the sandbox sees it, less the working directory and anything
-    outside the Python roots."""
-    mounts = root_mounts() if mounts is None else mounts
-    paths = []
-    for p in sys.path:
-        rp = os.path.realpath(p) if p else ""
-        inside = to_sandbox_path(rp, mounts) if rp and os.path.isdir(rp) else None
-        if inside is not None:
-            paths.append(inside)
-    return paths
-
-
-def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 128) -> list[str]:
-    cmd = [
-        "bwrap",
-        "--unshare-user",
-        "--unshare-pid",
-        "--unshare-net",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--die-with-parent",
-        "--new-session",
-        # No bubblewrap reaper inside: it would hold the host's channel in a process that rows
-        # could reach through /proc. The zygote is PID 1 and keeps its capabilities, so rows
-        # (which drop theirs) cannot open its /proc entries, and it can give each row its own
-        # mount, IPC and PID namespaces.
-        "--as-pid-1",
-        "--cap-add",
-        "ALL",
-    ]
-    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"):
-        if os.path.islink(top):
-            cmd += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            cmd += ["--ro-bind", top, top]
-    for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives"):
-        cmd += ["--ro-bind-try", f, f]
-    for name in ("nsswitch.conf", "hosts"):
-        cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
-    size = str(scratch_mb * 1024 * 1024)
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
-    cmd += ["--size", size, "--tmpfs", "/dev/shm", "--size", size, "--tmpfs", "/run/selfplay"]
-    cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
-    for host, inside in mounts:
-        if not inside.startswith("/usr/"):
-            cmd += ["--ro-bind", host, inside]
-    cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
-    cmd += ["--clearenv"]
-    for k, v in SANDBOX_ENV.items():
-        cmd += ["--setenv", k, v]
-    cmd += ["--chdir", "/tmp", to_sandbox_path(python, mounts) or python]
-    return cmd
-
-
-def probe_bwrap() -> str | None:
-    """None if bubblewrap can start a sandbox here, else the reason it cannot."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
-    try:
-        res = subprocess.run(
-            [
-                "bwrap",
-                "--unshare-user",
-                "--unshare-pid",
-                "--unshare-net",
-                "--cap-add",
-                "ALL",
-                "--ro-bind",
-                "/",
-                "/",
-                "--",
-                "true",
-            ],
-            capture_output=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bubblewrap failed to start: {e}"
-    if res.returncode != 0:
-        return (
-            "bubblewrap cannot create namespaces here: "
-            + res.stderr.decode(errors="replace").strip()
-        )
-    return None
 
 
 MAX_VERDICT_BYTES = 16 << 20
@@ -210,7 +77,7 @@ class Worker:
             # Degraded mode: no namespaces, the zygote runs as a plain child process.
             prefix, env = [python], dict(SANDBOX_ENV)
             root, package = str(INSIDE_DIR.parent), INSIDE_DIR.name
-            paths = [root, *sandbox_sys_path([(r, r) for r in _python_roots()])]
+            paths = [root, *sandbox_sys_path([(r, r) for r in python_roots()])]
         argv = [
             *prefix,
             "-I",

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from selfplay.verifier import cgroups
+from selfplay.verifier.bwrap import probe_bwrap
 from selfplay.verifier.inside.rowprocs import ROLES, USAGE
 from selfplay.verifier.inside.signals import valid
 from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
-from selfplay.verifier.sandbox import IsolationUnavailable, Worker, probe_bwrap
+from selfplay.verifier.sandbox import IsolationUnavailable, Worker
 
 # Headroom in each worker's memory cgroup for the zygote and the test process, which each
 # also carry the row's address-space limit.

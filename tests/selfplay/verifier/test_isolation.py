@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 
 from selfplay.verifier import IsolationUnavailable, Verifier
-from selfplay.verifier.sandbox import root_mounts
+from selfplay.verifier.bwrap import root_mounts
 
 
 def test_sandbox_reports_full_isolation_on_this_machine(verifier):
