@@ -40,72 +40,18 @@ import socket
 import sys
 import time
 
-from . import osutil, rowprocs, seccomp, solution, testproc
+from . import osutil, preload, rowprocs, seccomp, solution, testproc
 from .rowprocs import Armed
 from .scratch import Scratch
 
 PR_SET_CHILD_SUBREAPER = 36
 ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
-# Standard-library modules that register at-fork hooks when imported.
-FORK_HOOK_MODULES = ("random", "threading", "logging", "multiprocessing", "concurrent.futures")
-# Modules imported once here rather than by every row that uses them. Not `random` (nor
-# `statistics` or `tempfile`, which import it): it reseeds itself in every forked child, two
-# forks a row, at about 0.2 ms each; a row that uses it pays its import (0.5 ms) instead.
-PRELOAD = (
-    "collections",
-    "itertools",
-    "functools",
-    "math",
-    "re",
-    "heapq",
-    "bisect",
-    "string",
-    "typing",
-    "dataclasses",
-    "json",
-    "fractions",
-    "decimal",
-    "copy",
-    "operator",
-    "enum",
-    "datetime",
-    "textwrap",
-    "unicodedata",
-    "array",
-    "cmath",
-    "pickle",
-)
-
-
-def _recorder(hooks: list):
-    register = os.register_at_fork
-
-    def record(**kwargs):
-        hooks.append(kwargs)
-        register(**kwargs)
-
-    return record
 
 
 class Zygote:
     def __init__(self, config: dict):
         self.config = config
-        hooks: list = []
-        register, os.register_at_fork = os.register_at_fork, _recorder(hooks)
-        try:
-            for name in PRELOAD + tuple(config.get("preload", ())):
-                try:
-                    __import__(name)
-                except Exception:
-                    pass
-        finally:
-            os.register_at_fork = register
-        # The row's processes are forked with fork(2) itself where CPython's own work around
-        # it would do nothing here (see `osutil.fork`): no preloaded module registered an
-        # at-fork hook (random's reseeding, threading's bookkeeping), and none of the
-        # modules known to is loaded. Otherwise os.fork, hooks and all.
-        quiet = not hooks and not any(m in sys.modules for m in FORK_HOOK_MODULES)
-        self._fork = osutil.fork if quiet else os.fork
+        self._fork = preload.load(config.get("preload", ()))
         # The interpreter runs with -S (no site module): scripts still expect exit() and quit().
         builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
         builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
