@@ -14,7 +14,7 @@ import select
 import signal
 import sys
 
-from . import values, wire
+from . import decoder, values, wire
 from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
 
 # Modules the test process imports when the program names them (a module global, a class of
@@ -57,7 +57,7 @@ class Channel:
         self.max_output = limits["max_output_bytes"]
         self.emit = emit
         self.proxies = Proxies(self)
-        self.dec = values.Decoder(limits["result_items"], self.proxies, importable)
+        self.dec = decoder.Decoder(limits["result_items"], self.proxies, importable)
         self.dec.attribute = lambda mirror, name: self.request("getattr", (mirror, name), {})
         self.dec.exception_ref = self.exception_ref
         # The solution's wait status, from its parent (the zygote), once it has ended.
@@ -237,7 +237,7 @@ class Channel:
             target = args[key] if type(key) is int else kwargs[key]
             new = self.dec.decode(node)
             if type(new) is type(target):
-                values.update_in_place(target, new)
+                decoder.update_in_place(target, new)
 
     # -- exceptions -----------------------------------------------------------------------
     def exception_class(self, ref) -> type | None:

@@ -2,7 +2,7 @@
 
 `marshal` writes only built-in types (an int subclass is refused), so the sender cannot smuggle
 an object that lies about equality; the receiving test process still checks every decoded
-value (`values.Decoder`), because the sender is untrusted and a crafted frame could carry code
+value (`decoder.Decoder`), because the sender is untrusted and a crafted frame could carry code
 objects or absurd nesting.
 """
 
