@@ -99,7 +99,8 @@ Not covered
 - Side channels and CPU contention between concurrent rows, and covert channels from one row
   to a later one that need a sender in the earlier row: kernel-wide counters (the process IDs
   of the worker's namespace, visible through /proc; inode numbers of pipes, sockets and
-  memfds; mount IDs, and how many program directories are stacked, in
+  memfds, and of /tmp and /dev/shm where a row only made unnamed files (O_TMPFILE), which
+  leave those places looking untouched; mount IDs, and how many program directories are stacked, in
   /proc/self/mountinfo), timing, and numbers the zygote handled for earlier rows (exit statuses, counts)
   that may linger in its freed memory, which every row's processes inherit (nothing refers to
   them; what the zygote keeps about earlier rows is in memory the children do not inherit).

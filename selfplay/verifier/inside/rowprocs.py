@@ -109,10 +109,11 @@ class Armed:
             polled = self.pidfd is None or (self.s_status is None and self.spidfd is None)
             ready, _, _ = select.select(fds, [], [], min(remaining, 0.002) if polled else remaining)
             if refusals is not None and refusals.listener in ready:
-                answered = refusals.answer()
-                # The test process's own refusals are the tests', not the program's.
-                if answered is not None and answered[0] != self.pid and len(refused) < 64:
-                    refused.append(answered[1])
+                # The test process's own refusals (any of its threads') are the tests', not
+                # the program's.
+                name = refusals.answer(self._is_test)
+                if name is not None and len(refused) < 64:
+                    refused.append(name)
             if self.ctl in ready:
                 try:
                     msg = self.ctl.recv(16)
@@ -139,6 +140,14 @@ class Armed:
             b"R", status, timed_out, now - received, self.fork_s, received, now, teardown, *counts
         )
         return reply + "\0".join(refused).encode()
+
+    def _is_test(self, tid: int) -> bool:
+        """Whether thread `tid` (as this process numbers it) is one of the test process's."""
+        try:
+            os.stat(f"/proc/{self.pid}/task/{tid}")
+            return True
+        except OSError:
+            return False
 
     def kill(self) -> None:
         for pid, done in ((self.pid, self.status), (self.spid, self.s_status)):

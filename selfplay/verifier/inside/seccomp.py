@@ -367,7 +367,9 @@ class Refusals:
     """The zygote's end of the filter: receives a refused call, answers it EPERM and says
     which it was. A notification carries the call's arguments, which the row chose: it is
     read into, and answered from, memory that the zygote's children do not inherit
-    (MADV_DONTFORK), never into the zygote's heap or stack."""
+    (MADV_DONTFORK), never into the zygote's heap or stack, and no value the row chose
+    becomes a Python object here (the names reported are made before any row: a socket's
+    family by its low byte, a small integer CPython never allocates)."""
 
     def __init__(self, listener: int):
         self.listener = listener
@@ -380,21 +382,26 @@ class Refusals:
         base = ctypes.addressof(ctypes.c_char.from_buffer(self.buf))
         self.notif, self.resp = ctypes.c_void_p(base), ctypes.c_void_p(base + 512)
 
-    def answer(self) -> tuple[int, str] | None:
-        """(pid of the caller as this process sees it, the call's name) for one refused call,
-        now answered EPERM; None if there was none to receive or its caller is gone."""
+    def answer(self, exempt=None) -> str | None:
+        """Answer one refused call EPERM; the call's name, or None if there was none to
+        receive or `exempt(tid)` says its caller (a thread id as this process numbers it) is
+        not the program's. `exempt` is asked before the caller is answered, while it still
+        waits in the call."""
         self.buf[: len(_ZEROS)] = _ZEROS  # the kernel wants the place cleared
         if _libc.ioctl(self.listener, _NOTIF_RECV, self.notif) != 0:
             return None
-        notif_id, pid, nr = _NOTIF_HEAD.unpack_from(self.buf)
-        name = self.names.get(nr, str(nr))
+        notif_id, tid, nr = _NOTIF_HEAD.unpack_from(self.buf)
+        name = self.names.get(nr, "?")  # only the filter's own numbers are ever refused
         if name == "socket":
-            name = f"socket({_ARG0.unpack_from(self.buf)[0]})"
+            name = _SOCKET_NAMES[self.buf[_ARG0_OFFSET]]
+        if exempt is not None and exempt(tid):
+            name = None
         _RESP.pack_into(self.buf, 512, notif_id, 0, -errno.EPERM, 0)
         _libc.ioctl(self.listener, _NOTIF_SEND, self.resp)  # fails if the caller was killed
-        return pid, name
+        return name
 
 
 _ZEROS = bytes(_NOTIF.size)
 _NOTIF_HEAD = struct.Struct("<QI4xi")  # id, pid, (flags), nr
-_ARG0 = struct.Struct("<32xQ")  # args[0], after nr, arch and the instruction pointer
+_ARG0_OFFSET = 32  # args[0], after nr, arch and the instruction pointer
+_SOCKET_NAMES = tuple(f"socket({family})" for family in range(256))

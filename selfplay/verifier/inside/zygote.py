@@ -122,8 +122,10 @@ class Zygote:
         if self.refusals is None:
             return False
         ready, _, _ = select.select([self.refusals.listener], [], [], 10)
-        answered = self.refusals.answer() if ready else None
-        return answered is not None and answered[0] == pid
+        callers: list[int] = []
+        if ready:  # note the caller; a probe's refusal is never reported
+            self.refusals.answer(lambda tid: callers.append(tid) or True)
+        return callers == [pid]
 
     def _leave_row_namespaces(self) -> None:
         """Back to the zygote's own namespaces after forking into a row's; a zygote left in a

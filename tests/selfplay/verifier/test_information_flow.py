@@ -174,3 +174,56 @@ def test_a_refused_calls_arguments_never_reach_the_next_row(token):
         first, second = v.grade([earlier, later])
     assert first.outputs == ["(-1, 1)"] and "seccomp_denied" in first.signals, first
     assert second.outputs == ["[]"], (second.outputs, second.detail)
+
+
+def test_a_refused_sockets_family_never_reaches_a_later_row():
+    # The zygote reports a refused socket() with its family: the number the row chose must not
+    # become an object (a string, an int) in the memory later rows inherit.
+    import random
+
+    from selfplay.verifier import Verifier
+
+    base = random.randrange(700_000_000, 799_999_000)
+    targets = {hashlib.sha256(str(base + i).encode()).hexdigest() for i in range(32)}
+    sender = (
+        "import socket\n"
+        "def send():\n"
+        "    refused = 0\n"
+        f"    first = {base ^ 0x5A5A} ^ 0x5A5A  # the numbers themselves are not in the program\n"
+        "    for family in range(first, first + 32):\n"
+        "        try:\n"
+        "            socket.socket(family, socket.SOCK_STREAM)\n"
+        "        except OSError:\n"
+        "            refused += 1\n"
+        "    return refused\n"
+    )
+    looker = (
+        "import hashlib, os, re\n"
+        f"TARGETS = {targets!r}\n"
+        "def look():\n"
+        "    found = set()\n"
+        "    fd = os.open('/proc/self/mem', os.O_RDONLY)\n"
+        "    for line in open('/proc/self/maps').read().splitlines():\n"
+        "        span, perms = line.split()[:2]\n"
+        "        lo, hi = (int(x, 16) for x in span.split('-'))\n"
+        "        if 'r' not in perms or hi - lo > 1 << 30:\n"
+        "            continue\n"
+        "        try:\n"
+        "            data = os.pread(fd, hi - lo, lo)\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        for m in re.finditer(rb'(?<![0-9])[0-9]{9}(?![0-9])', data):\n"
+        "            if hashlib.sha256(m.group()).hexdigest() in TARGETS:\n"
+        "                found.add(m.group())\n"
+        "    return len(found)\n"
+    )
+    ordinary = {"program": "def f(x):\n    return x\n", "tests": ["assert f(1) == 1"]}
+    rows = [{"id": "sender", "program": sender, "tests": [], "calls": ["send()"]}]
+    for k in range(3):
+        rows += [{"id": f"o{k}", **ordinary}, {"id": f"look{k}", "program": looker, "tests": [],
+                 "calls": ["look()"], "timeout_s": 20}]  # fmt: skip
+    with Verifier(workers=1, timeout_s=10) as v:
+        sent, *rest = v.grade(rows)
+    assert sent.outputs == ["32"] and "seccomp_denied" in sent.signals, sent
+    looks = [x.outputs for x in rest if x.id.startswith("look")]
+    assert looks == [["0"]] * 3, looks

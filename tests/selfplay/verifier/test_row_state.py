@@ -237,6 +237,30 @@ def test_what_a_row_wrote_to_its_own_program_file_is_released_with_it(one_worker
     assert int(after.outputs[0]) - int(before.outputs[0]) < 150, (before.outputs, after.outputs)
 
 
+def test_extended_attributes_on_the_program_directory_are_released_with_the_row(one_worker):
+    # Kernel memory that the tmpfs's size does not bound: under a tmpfs mounted over the old
+    # program directory it would stay taken, and later rows would run out of memory.
+    parker = (
+        "import os\n"
+        "def park():\n"
+        "    blob = b'x' * 65536\n"
+        "    for i in range(2000):\n"
+        "        os.setxattr('/run/selfplay', 'user.k%d' % i, blob)\n"
+        "    return i + 1\n"
+    )
+    reader = (
+        "def unreclaimable_mb():\n"
+        "    for line in open('/proc/meminfo'):\n"
+        "        if line.startswith('SUnreclaim:'):\n"
+        "            return int(line.split()[1]) >> 10\n"
+    )
+    probe = {"program": reader, "tests": [], "calls": ["unreclaimable_mb()"]}
+    parks = [{"id": f"p{i}", "program": parker, "tests": [], "calls": ["park()"]} for i in range(3)]
+    before, *parked, after = one_worker.grade([{"id": "a", **probe}, *parks, {"id": "b", **probe}])
+    assert [p.outputs for p in parked] == [["2000"]] * 3, [p.detail for p in parked]
+    assert int(after.outputs[0]) - int(before.outputs[0]) < 150, (before.outputs, after.outputs)
+
+
 def test_program_directories_do_not_pile_up(one_worker):
     from selfplay.verifier.inside.scratch import PROGRAM_STACK
 

@@ -136,3 +136,20 @@ def test_the_tests_own_refused_calls_fail_without_a_signal(grade):
     v = grade("def f():\n    return 1\n", tests)
     assert v.passed, v.detail
     assert "seccomp_denied" not in v.signals
+
+
+def test_a_refused_call_from_a_thread_of_the_tests_carries_no_signal(grade):
+    tests = [
+        "import ctypes, threading\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "got = []\n"
+        "def refused():\n"
+        f"    got.append((libc.syscall({NR['keyctl']}, 0, -3, 0, 0), ctypes.get_errno()))\n"
+        "t = threading.Thread(target=refused)\n"
+        "t.start(); t.join()\n"
+        "assert got == [(-1, 1)], got\n"
+        "assert f() == 1\n"
+    ]
+    v = grade("def f():\n    return 1\n", tests)
+    assert v.passed, v.detail
+    assert "seccomp_denied" not in v.signals
