@@ -218,23 +218,28 @@ def test_the_number_of_files_a_row_made_does_not_reach_the_next(one_worker):
     assert first.outputs == second.outputs, (first.outputs, second.outputs)
 
 
+def grew_mb(verifier, field: str, rows: list[dict]) -> tuple[int, list]:
+    """How many MB the machine's /proc/meminfo `field` grew over `rows` (graded in one
+    worker between two readings), and their verdicts."""
+    reader = (
+        "def read():\n"
+        "    for line in open('/proc/meminfo'):\n"
+        f"        if line.startswith('{field}:'):\n"
+        "            return int(line.split()[1]) >> 10\n"
+    )
+    probe = {"program": reader, "tests": [], "calls": ["read()"]}
+    before, *graded, after = verifier.grade([{"id": "a", **probe}, *rows, {"id": "b", **probe}])
+    return int(after.outputs[0]) - int(before.outputs[0]), graded
+
+
 def test_what_a_row_wrote_to_its_own_program_file_is_released_with_it(one_worker):
     # The program's directory is not unmounted after each row (a new tmpfs covers the old
     # one): the program's own files are removed first, or their memory would stay taken.
     filler = "with open(__file__, 'ab') as f:\n    f.write(b'#' * (30 << 20))\n"
-    reader = (
-        "def shmem_mb():\n"
-        "    for line in open('/proc/meminfo'):\n"
-        "        if line.startswith('Shmem:'):\n"
-        "            return int(line.split()[1]) >> 10\n"
-    )
-    probe = {"program": reader, "tests": [], "calls": ["shmem_mb()"]}
     fillers = [{"id": f"f{i}", "program": filler, "tests": ["pass"]} for i in range(12)]
-    before, *filled, after = one_worker.grade(
-        [{"id": "a", **probe}, *fillers, {"id": "b", **probe}]
-    )
+    grew, filled = grew_mb(one_worker, "Shmem", fillers)
     assert all(f.passed for f in filled), [f.detail for f in filled]
-    assert int(after.outputs[0]) - int(before.outputs[0]) < 150, (before.outputs, after.outputs)
+    assert grew < 150, grew
 
 
 def test_extended_attributes_on_the_program_directory_are_released_with_the_row(one_worker):
@@ -248,17 +253,10 @@ def test_extended_attributes_on_the_program_directory_are_released_with_the_row(
         "        os.setxattr('/run/selfplay', 'user.k%d' % i, blob)\n"
         "    return i + 1\n"
     )
-    reader = (
-        "def unreclaimable_mb():\n"
-        "    for line in open('/proc/meminfo'):\n"
-        "        if line.startswith('SUnreclaim:'):\n"
-        "            return int(line.split()[1]) >> 10\n"
-    )
-    probe = {"program": reader, "tests": [], "calls": ["unreclaimable_mb()"]}
     parks = [{"id": f"p{i}", "program": parker, "tests": [], "calls": ["park()"]} for i in range(3)]
-    before, *parked, after = one_worker.grade([{"id": "a", **probe}, *parks, {"id": "b", **probe}])
+    grew, parked = grew_mb(one_worker, "SUnreclaim", parks)
     assert [p.outputs for p in parked] == [["2000"]] * 3, [p.detail for p in parked]
-    assert int(after.outputs[0]) - int(before.outputs[0]) < 150, (before.outputs, after.outputs)
+    assert grew < 150, grew
 
 
 def test_program_directories_do_not_pile_up(one_worker):
