@@ -70,21 +70,21 @@ What the solution process can reach
 What crosses back, and how comparisons work
 -------------------------------------------
 Values the program returns are rebuilt in the test process by the standard library, never by
-running program code there: exact built-in types, and Counter, defaultdict, OrderedDict,
-deque, namedtuples, enum members, Fraction, Decimal, bytearray, array, range, slices, dict
-views, datetime values, numpy arrays and scalars, and standard-library functions and classes
-(`inside/values.py`, `inside/simple.py`). Anything else is a handle (`inside/remote.py`):
-methods, attributes, indexing, iteration, `len`, `bool`, `str`, formatting, copying and
-comparison with other handles ask the program; comparison with test data never does (`==` is
-False, ordering fails), conversion to a number fails, and arithmetic with test data must yield
-a program object that is then *marked* and cannot become a number through `abs` or `-`.
-Arguments the program mutates in place are copied back into the tests' objects after each
-call, an argument the program returns comes back as the tests' own object, and globals the
-program changes during a call are updated in the tests' namespace. Everything the solution
-process sends, its manifest of globals included, is checked as untrusted: no dunder name is
-taken (a forged `__builtins__` replaces nothing), builtins keep their meaning (the program's
-`max` is `solution.max`), and a module name only ever stands for the real module of the
-standard library or a few numerical packages, imported in the test process.
+running program code there: exact built-in types, and Counter, defaultdict, OrderedDict, deque,
+namedtuples, enum members, Fraction, Decimal, bytearray, array, range, slices, dict views,
+datetime values, numpy arrays and scalars, and standard-library functions and classes
+(`inside/values.py`, `inside/decoder.py`, `inside/simple.py`). Anything else is a handle
+(`inside/remote.py`): methods, attributes, indexing, iteration, `len`, `bool`, `str`,
+formatting, copying and comparison with other handles ask the program; comparison with test
+data never does (`==` is False, ordering fails), conversion to a number fails, and arithmetic
+with test data must yield a program object that is then *marked* and cannot become a number
+through `abs` or `-`. Arguments the program mutates in place are copied back into the tests'
+objects after each call, an argument the program returns comes back as the tests' own object,
+and globals the program changes during a call are updated in the tests' namespace. Everything
+the solution process sends, its manifest of globals included, is checked as untrusted: no
+dunder name is taken (a forged `__builtins__` replaces nothing), builtins keep their meaning
+(the program's `max` is `solution.max`), and a module name only ever stands for the real module
+of the standard library or a few numerical packages, imported in the test process.
 
 Reward-hacking signals
 ----------------------
