@@ -57,6 +57,9 @@ class Worker:
     preload: tuple[str, ...] = ()
     cgroup: object | None = None
     scratch_mb: int = 128
+    # Passed to the zygote as they are (`seccomp_notify: False`: what a kernel before 5.0
+    # does, without the filter's listener).
+    zygote_options: dict = field(default_factory=dict)
     facts: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     sock: socket.socket | None = None
@@ -68,6 +71,7 @@ class Worker:
         python = os.path.realpath(sys.executable)
         config = {"sandboxed": self.use_bwrap, "preload": list(self.preload)}
         config["scratch_mb"] = self.scratch_mb
+        config.update(self.zygote_options)
         if self.use_bwrap:
             mounts = root_mounts()
             prefix, env = bwrap_command(python, mounts, self.scratch_mb), {}

@@ -27,6 +27,8 @@ row has no capabilities. Everything else refused is reported to the zygote
 (`SECCOMP_RET_USER_NOTIF`), which answers EPERM at once and reports the call with the row's
 verdict: a `seccomp_denied` signal for the solution's calls, nothing for the test process's
 own (the tests'). The zygote never makes a refused call itself: it would wait on itself.
+Before Linux 5.0 a filter has no listener: the zygote then installs the same filter with the
+kernel answering EPERM itself, and refusals carry no signal.
 """
 
 from __future__ import annotations
@@ -349,18 +351,20 @@ class _Prog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
-def install() -> int:
+def install(notify: bool = True) -> int | None:
     """Install the filter on this process, and so on everything it forks from now on (the
-    zygote does, once); returns the listener its refusals are reported on. Raises OSError
-    where the kernel refuses."""
-    code = build(RET_USER_NOTIF)
+    zygote does, once). With `notify` (Linux 5.0 and later) refusals are reported on the
+    listener returned; without, the kernel answers them EPERM itself and None is returned.
+    Raises OSError where the kernel refuses."""
+    code = build(RET_USER_NOTIF if notify else RET_ERRNO | errno.EPERM)
     buf = ctypes.create_string_buffer(code, len(code))
     prog = _Prog(len(code) // 8, ctypes.cast(buf, ctypes.c_char_p))
-    rc = _libc.syscall(_SYSCALL_NR, _SET_MODE_FILTER, _FLAG_NEW_LISTENER, ctypes.byref(prog))
+    flags = _FLAG_NEW_LISTENER if notify else 0
+    rc = _libc.syscall(_SYSCALL_NR, _SET_MODE_FILTER, flags, ctypes.byref(prog))
     if rc < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
-    return rc
+    return rc if notify else None
 
 
 class Refusals:

@@ -100,10 +100,7 @@ class Zygote:
             self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)
             ipc = os.fstat(self.own_ipcns).st_ino
             facts["private_scratch"] = self.scratch.start()
-            try:  # from here on, on this process and everything it forks
-                self.refusals = seccomp.Refusals(seccomp.install())
-            except OSError:
-                pass
+            filtered = self._install_filter()
             if osutil.unshare(ROW_NAMESPACES):
                 pid = os.fork()
                 if pid == 0:
@@ -114,8 +111,22 @@ class Zygote:
                 bits = os.WEXITSTATUS(status) & 3 if os.WIFEXITED(status) else 0
                 for key in ("pid_namespace", "ipc_namespace", "privileges_dropped"):
                     facts[key] = bool(bits & 1)
-                facts["seccomp"] = heard and bits == 3
+                # Without a listener the probe's refusal can only be seen in its result.
+                facts["seccomp"] = bits == 3 and (heard or filtered and self.refusals is None)
         return facts
+
+    def _install_filter(self) -> bool:
+        """The seccomp filter, on this process and everything it forks from now on: its
+        refusals reported here where the kernel can (Linux 5.0 and later), else answered EPERM
+        by the kernel itself (no `seccomp_denied` signals then)."""
+        for notify in (True, False) if self.config.get("seccomp_notify", True) else (False,):
+            try:
+                listener = seccomp.install(notify)
+            except OSError:
+                continue
+            self.refusals = seccomp.Refusals(listener) if listener is not None else None
+            return True
+        return False
 
     def _hear_probe(self, pid: int) -> bool:
         """Whether the probe's refused call reached this process (and was answered)."""
@@ -327,15 +338,18 @@ class Zygote:
 
 def _probe_row(zygote_ipc: int) -> int:
     """In a probe child forked as a row's processes are: 1 if a row's isolation works (PID 1
-    of a new namespace, an IPC namespace of its own, no capabilities), | 2 if a call the
-    filter refuses fails (the zygote checks that it heard of it: `_hear_probe`)."""
+    of a new namespace, an IPC namespace of its own, no capabilities), | 2 if a call only the
+    filter refuses fails: a netlink socket, which a process without capabilities may open
+    (where the zygote has the filter's listener, it checks that it heard of it too)."""
     bits = 0
     try:
         osutil.enter_row(None)
         own_ipc = os.stat("/proc/self/ns/ipc").st_ino != zygote_ipc
         if os.getpid() == 1 and own_ipc and osutil.effective_caps() == 0:
             bits |= 1
-        if not osutil.unshare(osutil.CLONE_NEWNS):
+        try:
+            socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+        except PermissionError:
             bits |= 2
     except BaseException:
         pass

@@ -153,3 +153,22 @@ def test_a_refused_call_from_a_thread_of_the_tests_carries_no_signal(grade):
     v = grade("def f():\n    return 1\n", tests)
     assert v.passed, v.detail
     assert "seccomp_denied" not in v.signals
+
+
+def test_without_the_filters_listener_the_filter_still_refuses():
+    # Before Linux 5.0 a filter has no listener: the zygote installs one that the kernel
+    # answers EPERM itself, and says so; refusals then carry no signal.
+    from selfplay.verifier.sandbox import Worker
+
+    worker = Worker(use_bwrap=True, zygote_options={"seccomp_notify": False})
+    worker.start()
+    try:
+        assert worker.facts["seccomp"] is True, worker.facts
+        limits = {"timeout_s": 10, "memory_mb": 512, "file_mb": 16, "max_procs": 64,
+                  "max_output_bytes": 1 << 20, "result_items": 10_000}  # fmt: skip
+        calls = [f"call({NR['keyctl']}, 0, -3, 0, 0)", "sock(socket.AF_NETLINK, socket.SOCK_RAW)"]
+        raw = worker.grade({"program": PROGRAM, "tests": [], "calls": calls, "limits": limits})
+    finally:
+        worker.stop()
+    assert raw["outputs"] == ["(-1, 1)", "'EPERM'"], raw
+    assert "seccomp_denied" not in raw["signals"]
