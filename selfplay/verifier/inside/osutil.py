@@ -215,20 +215,6 @@ def network_reachable() -> bool:
         return True
 
 
-def close_fds_except(keep: set[int]) -> None:
-    """Close every descriptor not in `keep`."""
-    try:
-        fds = [int(n) for n in os.listdir("/proc/self/fd")]
-    except OSError:
-        fds = list(range(1024))
-    for fd in fds:
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
 def rmtree(top: str) -> bool:
     """Remove everything below `top` (kept itself) without recursion and with two descriptors
     at a time, however deep the tree; False if something could not be removed.

@@ -262,10 +262,6 @@ def _arch():
 _SYSCALL_NR = (_arch() or (0, -1))[1]
 
 
-def supported() -> bool:
-    return _arch() is not None
-
-
 def names_by_number() -> dict[int, str]:
     arch = _arch()
     return {} if arch is None else {nr: name for name, nr in arch[2].items()}
