@@ -26,6 +26,7 @@ _REQUIRED = {
     "pid_namespace": "per-row PID namespace",
     "private_scratch": "private scratch space wiped between rows",
     "privileges_dropped": "dropped capabilities",
+    "kernel_settings_read_only": "read-only kernel settings (/proc/sys)",
 }
 
 

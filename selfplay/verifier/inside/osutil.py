@@ -78,6 +78,20 @@ def make_read_only(path: str) -> bool:
     return _ok(_libc.mount(None, path.encode(), None, READ_ONLY_REMOUNT, None))
 
 
+MS_NOEXEC, MS_REC = 8, 16384
+
+
+def cover_read_only(path: str) -> bool:
+    """Bind `path` onto itself and make that mount read-only (with no exec, setuid or device
+    files): what is below it stays as it was, now unwritable for every process of the
+    sandbox, capabilities or none (a row cannot mount)."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    p = path.encode()
+    return _ok(_libc.mount(p, p, None, MS_BIND | MS_REC, None)) and _ok(
+        _libc.mount(None, p, None, flags, None)
+    )
+
+
 def fresh_tmpfs(path: str, options: str) -> bool:
     """Replace the tmpfs mounted at `path` by a new, empty one: contents, mode, times,
     extended attributes and even inode numbers start again (a lazy unmount frees the old one

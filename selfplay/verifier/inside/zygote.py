@@ -46,6 +46,15 @@ from .scratch import Scratch
 
 PR_SET_CHILD_SUBREAPER = 36
 ROW_NAMESPACES = osutil.CLONE_NEWPID | osutil.CLONE_NEWIPC
+# Kernel settings under /proc that a row could otherwise write: rows run as uid 0 without
+# capabilities, and the kernel lets the owner of many sysctls write them by the file's mode
+# alone (core_pattern, drop_caches, every network setting of the worker's namespace).
+# bubblewrap means to cover these, but skips them when its own access check fails, as it does
+# before it adds capabilities: the zygote covers them itself, before any row exists.
+PROC_COVERED = (
+    "/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs", "/proc/mtrr",
+    "/proc/pressure",
+)  # fmt: skip
 
 
 class Zygote:
@@ -92,9 +101,13 @@ class Zygote:
             "network": True,
             "privileges_dropped": False,
             "seccomp": False,
+            "kernel_settings_read_only": False,
         }
         if facts["sandbox"]:
             osutil.loopback_down()
+            facts["kernel_settings_read_only"] = all(
+                osutil.cover_read_only(p) for p in PROC_COVERED if os.path.exists(p)
+            )
             facts["network"] = osutil.network_reachable()
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
             self.own_ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY)

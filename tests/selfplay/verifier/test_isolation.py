@@ -15,6 +15,7 @@ def test_sandbox_reports_full_isolation_on_this_machine(verifier):
     facts = verifier.isolation
     assert facts["sandbox"] and facts["pid_namespace"] and facts["private_scratch"]
     assert facts["privileges_dropped"] and facts["network"] is False
+    assert facts["kernel_settings_read_only"]
 
 
 def test_no_connection_to_a_server_on_host_loopback(grade):
@@ -92,7 +93,10 @@ def test_host_secrets_are_invisible(grade, tmp_path):
     secret.write_text("token")
     paths = [
         str(secret),
-        os.getcwd(),
+        # The working directory's files (the directory itself shows where a virtual
+        # environment lives below it: its path down to the environment is bound)
+        str(Path.cwd() / "pyproject.toml"),
+        str(Path.cwd() / "README.md"),
         str(Path(__file__).resolve()),
         "/etc/shadow",
         "/root/.bashrc",
@@ -188,3 +192,72 @@ def test_nothing_of_a_row_runs_when_the_next_row_in_its_worker_starts():
         )
     assert first.passed, first.detail
     assert second.passed, second.detail
+
+
+# What a row may write under /proc: its own processes' entries, nothing kernel-wide and
+# nothing of the worker's network namespace.
+_WRITABLE_UNDER_PROC = (
+    "import os\n"
+    "def writable():\n"
+    "    out = []\n"
+    "    for root, dirs, files in os.walk('/proc'):\n"
+    "        top = root.split('/')[2:3]\n"
+    "        if top and (top[0].isdigit() or top[0] in ('self', 'thread-self')):\n"
+    "            dirs[:] = []\n"
+    "            continue\n"
+    "        for name in files + dirs:\n"
+    "            path = os.path.join(root, name)\n"
+    "            if not name.isdigit() and os.access(path, os.W_OK):\n"
+    "                out.append(path)\n"
+    "    return out\n"
+)
+
+
+def test_nothing_kernel_wide_under_proc_is_writable_from_a_row(grade):
+    v = grade(_WRITABLE_UNDER_PROC, [], calls=["writable()"])
+    assert v.outputs == ["[]"], v.outputs
+
+
+def test_kernel_settings_cannot_be_written_from_a_row(grade):
+    program = (
+        "def write(path, value):\n"
+        "    try:\n"
+        "        with open(path, 'w') as f:\n"
+        "            f.write(value)\n"
+        "        return 'written'\n"
+        "    except OSError as e:\n"
+        "        return e.errno\n"
+    )
+    import errno
+
+    paths = {
+        "/proc/sys/kernel/core_pattern": "|/bin/true",
+        "/proc/sys/vm/drop_caches": "1",
+        "/proc/sys/fs/file-max": "9223372036854775807",
+        "/proc/sys/net/core/somaxconn": "1234",
+        "/proc/sysrq-trigger": "h",
+    }
+    calls = [f"write({p!r}, {val!r})" for p, val in paths.items()]
+    v = grade(program, [], calls=calls)
+    assert v.outputs[:4] == [str(errno.EROFS)] * 4, v.outputs
+    # /proc/sysrq-trigger is there only where the kernel was built with it
+    assert v.outputs[4] in (str(errno.EROFS), str(errno.ENOENT)), v.outputs
+
+
+def test_a_network_setting_written_by_one_row_is_not_read_by_the_next(verifier):
+    """Read-only /proc/sys: the worker's network namespace keeps its settings, so a value
+    one row chose cannot reach the next."""
+    writer = (
+        "def write():\n"
+        "    try:\n"
+        "        open('/proc/sys/net/core/somaxconn', 'w').write('1234')\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    reader = "def read():\n    return open('/proc/sys/net/core/somaxconn').read().strip()\n"
+    rows = []
+    for i in range(4):
+        rows.append({"id": f"w{i}", "program": writer, "tests": [], "calls": ["write()"]})
+        rows.append({"id": f"r{i}", "program": reader, "tests": [], "calls": ["read()"]})
+    verdicts = verifier.grade(rows)
+    assert all(v.outputs[0] != "'1234'" for v in verdicts if v.id.startswith("r"))
