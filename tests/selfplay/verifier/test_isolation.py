@@ -1,6 +1,5 @@
 """What untrusted code can reach: one test per isolation property."""
 
-import os
 import socket
 import threading
 import uuid
