@@ -80,7 +80,11 @@ data never does (`==` is False, ordering fails), conversion to a number fails, a
 with test data must yield a program object that is then *marked* and cannot become a number
 through `abs` or `-`. Arguments the program mutates in place are copied back into the tests'
 objects after each call, an argument the program returns comes back as the tests' own object,
-and globals the program changes during a call are updated in the tests' namespace. Everything
+and globals the program changes during a call are updated in the tests' namespace, except the
+names the tests bind themselves (read by the host from the tests' bytecode: assignments,
+imports, definitions, `global` statements; and any name that no longer holds what the program
+last sent): those stay the tests', the program's new value reaches only `solution.<name>`, and
+the attempt is the signal `name_rebind`. Everything
 the solution process sends, its manifest of globals included, is checked as untrusted: no
 dunder name is taken (a forged `__builtins__` replaces nothing), builtins keep their meaning
 (the program's `max` is `solution.max`), and a module name only ever stands for the real module

@@ -7,6 +7,7 @@ of its own (in case the zygote itself is wedged) and restarts the zygote when it
 
 from __future__ import annotations
 
+import dis
 import functools
 import json
 import marshal
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -188,6 +190,15 @@ class Worker:
             for i, t in enumerate(row["tests"])
         ]
         row["call_code"] = [compiled(c, f"<call {j}>", "eval") for j, c in enumerate(row["calls"])]
+        # The names the tests and calls bind themselves: the tests', whatever the program
+        # does to its own globals of those names.
+        owned: set[str] = set()
+        for i, t in enumerate(row["tests"]):
+            if isinstance(t, str):
+                owned |= bound_names(t, f"<test {i}>", "exec")
+        for j, c in enumerate(row["calls"]):
+            owned |= bound_names(c, f"<call {j}>", "eval")
+        row["owned"] = sorted(owned)
         row_fd = os.memfd_create("selfplay-row", os.MFD_CLOEXEC)
         out_fd = os.memfd_create("selfplay-verdict", os.MFD_CLOEXEC)
         start = time.monotonic()
@@ -240,6 +251,30 @@ def compiled(source: str, filename: str, mode: str) -> bytes | None:
         return marshal.dumps(compile(source, filename, mode, dont_inherit=True))
     except Exception:
         return None
+
+
+_GLOBAL_OPS = frozenset(("STORE_GLOBAL", "DELETE_GLOBAL"))
+_BINDING_OPS = _GLOBAL_OPS | {"STORE_NAME", "DELETE_NAME"}
+
+
+@functools.lru_cache(maxsize=2048)
+def bound_names(source: str, filename: str, mode: str) -> frozenset[str]:
+    """The module-level names a test or call binds (assignments, imports, definitions, loop
+    targets, and `global` statements in its functions), read from its bytecode."""
+    try:
+        code = compile(source, filename, mode, dont_inherit=True)
+    except Exception:
+        return frozenset()
+    names: set[str] = set()
+    stack = [(code, _BINDING_OPS)]
+    while stack:
+        co, ops = stack.pop()
+        for ins in dis.get_instructions(co):
+            if ins.opname in ops:
+                names.add(ins.argval)
+        # In a function or class body only `global` names are the module's.
+        stack.extend((c, _GLOBAL_OPS) for c in co.co_consts if isinstance(c, types.CodeType))
+    return frozenset(names)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -42,6 +42,9 @@ TEST_MODULES = frozenset(
 )  # fmt: skip
 
 
+_UNBOUND = object()
+
+
 class Reporter:
     """JSON lines on the verdict descriptor: progress `p`, signals `s`, the verdict `v`.
     A test process is prepared before its row, and so before its verdict descriptor, exists:
@@ -68,6 +71,12 @@ class Reporter:
             self.write({"s": name})
 
 
+def _named_like(value, name: str) -> bool:
+    """A standard-library class or function of that name (`from datetime import datetime`,
+    `from random import random`): the decoder rebuilds only real ones, which cannot lie."""
+    return callable(value) and getattr(value, "__name__", None) == name
+
+
 def _program_str(exc) -> str:
     # The program's own str() of its exception (its class may format its message).
     message = getattr(exc, "_selfplay_message", None)
@@ -87,8 +96,17 @@ class Namespace:
     """The tests' namespace, built from the program's manifest and kept current as the
     program changes its globals during calls."""
 
-    def __init__(self, chan: Channel, rep: Reporter):
+    def __init__(self, chan: Channel, rep: Reporter, owned=()):
         self.chan, self.rep = chan, rep
+        # Names the tests bind themselves (`expected = 16`, `import pytest`, a helper `ref`,
+        # a property test's input `n`), as the host read them from the tests' code: once the
+        # program is loaded, the program rebinding its own global of such a name changes
+        # `solution.<name>`, never the tests' binding (`name_rebind`). A name the tests bind
+        # in a way the code does not show (`globals()[...]`, `import *`) is theirs too: it
+        # no longer holds what the program last sent.
+        self.owned = frozenset(n for n in owned if type(n) is str)
+        self.sent: dict[str, object] = {}
+        self.loaded = False
         test_module = types.ModuleType("__test__")
         self.ns = vars(test_module)
         self.program = types.ModuleType("solution")
@@ -104,6 +122,7 @@ class Namespace:
             self._mirror(name, set())
         self.ns["__builtins__"] = builtins  # last, whatever the manifest held
         self.chan.on_global = self.apply
+        self.loaded = True
         return self.ns
 
     def apply(self, name, entry) -> None:
@@ -125,11 +144,14 @@ class Namespace:
                 value = importlib.import_module(entry[1])
             except Exception:
                 return
+        elif kind == "value" and len(entry) == 2:
+            value = self.chan.dec.decode(entry[1])
+            if name in TEST_MODULES and not _named_like(value, name):
+                self.rep.emit("module_shadow", name)
+                return
         elif name in TEST_MODULES:
             self.rep.emit("module_shadow", name)
             return
-        elif kind == "value" and len(entry) == 2:
-            value = self.chan.dec.decode(entry[1])
         elif kind == "remote" and len(entry) == 3 and type(entry[1]) is int:
             value = self.chan.proxies.get(entry[1], str(entry[2]))
         elif kind == "exc" and len(entry) == 5:
@@ -147,8 +169,19 @@ class Namespace:
 
     def _bind(self, name: str, value) -> None:
         setattr(self.program, name, value)
-        if name not in _BUILTIN_NAMES:
-            self.ns[name] = value
+        if name in _BUILTIN_NAMES:
+            return
+        if self.loaded and self._tests_own(name):
+            self.rep.emit("name_rebind", name)
+            return
+        self.ns[name] = value
+        self.sent[name] = value
+
+    def _tests_own(self, name: str) -> bool:
+        if name in self.owned:
+            return True
+        held = self.ns.get(name, _UNBOUND)
+        return held is not _UNBOUND and held is not self.sent.get(name, _UNBOUND)
 
     def _mirror(self, name: str, seen: set) -> type:
         """A real exception class here for a program exception class (its bases first)."""
@@ -280,7 +313,9 @@ class Row:
             manifest = self._load(program)
             if manifest is None:
                 return
-            ns = Namespace(self.chan, self.rep).load(manifest)
+            owned = self.req.get("owned")
+            owned = owned if type(owned) is list else ()
+            ns = Namespace(self.chan, self.rep, owned).load(manifest)
         except SolutionGone as e:
             self.fail(e.status, f"program did not load: {e}")
             return

@@ -17,7 +17,7 @@ import enum
 import operator
 import types
 
-from . import signals, values, wire
+from . import signals, simple, values, wire
 
 _DUNDERS = frozenset(
     ("__name__", "__qualname__", "__doc__", "__module__", "__annotations__", "__defaults__",
@@ -190,6 +190,9 @@ class Server:
             defaults = values._tuple_defaults(value)
             return ("ntclass", self.enc.hid(value), value.__name__, list(value._fields), defaults)
         if isinstance(value, type):
+            ref = simple.global_ref(value)  # a standard-library class arrives as itself
+            if ref is not None:
+                return ("value", ("n", ref))
             return ("remote", self.enc.hid(value), "type")
         msg = self.enc.encode(value)
         if msg[0] == "n" and type(msg[1]) is tuple and msg[1][0] == "h":

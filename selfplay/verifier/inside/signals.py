@@ -30,6 +30,7 @@ NAMES = {
     "handle_compared": "a program object was compared, combined or converted with test data",
     "oversized_result": "returned a value over the size limit",
     "module_shadow": "defined a global named like a module that is not that module",
+    "name_rebind": "rebound, during a call, a name the tests bound themselves",
     "builtins_patched": "replaced or added builtins",
     "output_flood": "wrote more output than the limit",
 }

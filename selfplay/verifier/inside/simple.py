@@ -48,13 +48,16 @@ def import_attr(module: str, qualname: str):
 _TYPES = {id(t): name for name, t in vars(types).items() if isinstance(t, type)}
 
 
-def _global_ref(v):
+def global_ref(v):
     """("G", module, qualname) when `v` is reachable by name from a standard-library module
     (the interpreter's own classes by their names in `types`: `types.GeneratorType`)."""
     if not isinstance(v, _GLOBAL_TYPES):
         return None
     if id(v) in _TYPES and getattr(types, _TYPES[id(v)]) is v:
         return ("G", "types", _TYPES[id(v)])
+    bound = _module_method(v)
+    if bound is not None:
+        return bound
     owner = getattr(v, "__objclass__", None)
     module = getattr(v, "__module__", None) or getattr(owner, "__module__", None)
     qualname = getattr(v, "__qualname__", None)
@@ -70,6 +73,27 @@ def _global_ref(v):
     except Exception:
         return None
     return ("G", module, qualname)
+
+
+def _module_method(v):
+    """("G", module, name) for a method of a standard-library module's own instance that the
+    module exports as a function (`random.random` is `random._inst.random`)."""
+    owner = getattr(v, "__self__", None)
+    if type(v) is not types.BuiltinFunctionType or owner is None or type(owner) is types.ModuleType:
+        return None
+    module, name = getattr(type(owner), "__module__", None), getattr(v, "__name__", None)
+    if not isinstance(module, str) or not isinstance(name, str) or module == "builtins":
+        return None
+    if module.split(".")[0] not in sys.stdlib_module_names:
+        return None
+    try:
+        exported = getattr(importlib.import_module(module), name)
+    except Exception:
+        return None
+    # Compared by identity of the instance (no program code runs).
+    if getattr(exported, "__self__", None) is not owner or exported.__name__ != name:
+        return None
+    return ("G", module, name)
 
 
 def _tz_node(tz):
@@ -143,7 +167,7 @@ def encode(v, part):
             shape = None if not hasattr(v, "shape") or t.__name__ != "ndarray" else list(v.shape)
             return ("nd", v.dtype.str, shape, v.tobytes())
         return None
-    return _global_ref(v)
+    return global_ref(v)
 
 
 def rebuild(n: tuple, part, strict: bool = False, importable=None):
