@@ -22,6 +22,7 @@ from pipelines import (
     train,
     verify,
 )
+from pipelines.common import IsolationOption, choose_isolation
 
 app = typer.Typer(
     name="selfplay",
@@ -49,8 +50,10 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    isolation: IsolationOption = None,
 ) -> None:
     """Grow verified programming tasks at the right difficulty for RL on code models."""
+    choose_isolation(isolation, "selfplay")
 
 
 app.command(name="verify")(verify.verify)

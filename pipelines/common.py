@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +63,28 @@ ActorsOption = Annotated[
 CoresPerActorOption = Annotated[
     int, typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0)
 ]
+IsolationOption = Annotated[
+    str | None,
+    typer.Option(
+        "--isolation",
+        envvar="SELFPLAY_ISOLATION",
+        help="'sandbox' (the default: refuse to run if it cannot be set up) or 'none': run "
+        "untrusted code WITHOUT a sandbox, recorded in every verdict, attempt and card.",
+        show_default=False,
+    ),
+]
+
+
+def choose_isolation(mode: str | None, command: str) -> None:
+    """Make `mode` the isolation of every verifier this process starts (one sentence and exit
+    2 for a value that is not one)."""
+    if mode is None:
+        return
+    if mode not in ("sandbox", "none"):
+        raise failure(command, f"--isolation must be 'sandbox' or 'none', got {mode!r}.")
+    os.environ["SELFPLAY_ISOLATION"] = mode
+
+
 GradeOnRayOption = Annotated[
     str | None,
     typer.Option(

@@ -9,7 +9,14 @@ from typing import Annotated
 
 import typer
 
-from pipelines.common import ActorsOption, CoresPerActorOption, GradeOnRayOption, failure
+from pipelines.common import (
+    ActorsOption,
+    CoresPerActorOption,
+    GradeOnRayOption,
+    IsolationOption,
+    choose_isolation,
+    failure,
+)
 
 
 def _loopback(host: str) -> bool:
@@ -23,6 +30,7 @@ def _loopback(host: str) -> bool:
 
 def serve_rewards(
     ray: GradeOnRayOption = None,
+    isolation: IsolationOption = None,
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = (
         "127.0.0.1"
     ),
@@ -54,6 +62,7 @@ def serve_rewards(
     from selfplay.verifier.cluster import RayVerifier
     from selfplay.verifier.connect import RayUnavailable
 
+    choose_isolation(isolation, "serve-rewards")
     if not _loopback(host) and not token:
         raise failure(
             "serve-rewards",

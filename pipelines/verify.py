@@ -12,7 +12,14 @@ from typing import Annotated, TextIO
 
 import typer
 
-from pipelines.common import ActorsOption, CoresPerActorOption, GradeOnRayOption, failure
+from pipelines.common import (
+    ActorsOption,
+    CoresPerActorOption,
+    GradeOnRayOption,
+    IsolationOption,
+    choose_isolation,
+    failure,
+)
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
 from selfplay.verifier.cluster import RayVerifier
 from selfplay.verifier.connect import RayUnavailable
@@ -56,14 +63,18 @@ def verify(
             help="Sandboxed worker processes (with --ray: per actor; default: CPU count).", min=0
         ),
     ] = 0,
+    isolation: IsolationOption = None,
     require_isolation: Annotated[
-        bool, typer.Option(help="Refuse to run if the sandbox cannot be fully set up.")
+        bool, typer.Option(hidden=True, help="The default now: kept so old scripts still run.")
     ] = False,
     ray: GradeOnRayOption = None,
     actors: ActorsOption = 0,
     cores_per_actor: CoresPerActorOption = 0,
 ) -> None:
     """Grade programs against their tests in the sandbox; one verdict per input row."""
+    choose_isolation(isolation, "verify")
+    if require_isolation and isolation == "none":
+        raise _fail("--require-isolation and --isolation none contradict each other.")
     try:
         src = sys.stdin if input == "-" else open(input, encoding="utf-8")
     except OSError as e:
@@ -81,13 +92,11 @@ def verify(
     counts: Counter[str] = Counter()
     start = time.perf_counter()
     if ray is None:
-        verifier = Verifier(
-            workers or None, timeout, memory_mb, require_isolation=require_isolation
-        )
+        verifier = Verifier(workers or None, timeout, memory_mb)
     else:
         verifier = RayVerifier(
             ray, actors or None, workers or None, timeout, memory_mb,
-            cores_per_actor=cores_per_actor or None, require_isolation=require_isolation,
+            cores_per_actor=cores_per_actor or None,
         )  # fmt: skip
     try:
         with verifier as v:

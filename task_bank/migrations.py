@@ -173,6 +173,12 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (src, dst)
     );
     """,
+    # 7: how each attempt's code ran: in the sandbox, or without one ("none", only where that
+    # was explicitly asked for), so that a bank graded unsandboxed is never taken for one
+    # graded in the sandbox. Attempts from before were not recorded either way.
+    """
+    ALTER TABLE attempts ADD COLUMN isolation TEXT NOT NULL DEFAULT 'unrecorded';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -98,7 +98,10 @@ def hack_signals(bank: Bank) -> dict[str, Any]:
     total, flagged = q(
         "SELECT COUNT(*), COALESCE(SUM(signals != '[]'), 0) FROM attempts"
     ).fetchone()
+    isolation = dict(q("SELECT isolation, COUNT(*) FROM attempts GROUP BY isolation").fetchall())
     return {
+        "attempts_unsandboxed": isolation.get("none", 0),
+        "attempts_isolation_unrecorded": isolation.get("unrecorded", 0),
         "attempts_with_signals": flagged,
         "rate": round(flagged / total, 6) if total else None,
         "by_signal": by_signal,

@@ -55,6 +55,8 @@ class Attempt:
     created_at: float | None = None
     # Reward-hacking signals the verifier observed (names from selfplay.verifier.SIGNALS).
     signals: list[str] = field(default_factory=list)
+    # "sandbox", or "none" where the attempt's code ran without one (explicitly asked for).
+    isolation: str = "sandbox"
 
 
 @dataclass(slots=True)
@@ -414,6 +416,7 @@ class Bank(TrainingRecords, CurriculumTables):
                 int(a.step),
                 a.created_at or now,
                 json.dumps(sorted(set(a.signals))),
+                a.isolation if a.isolation in ("sandbox", "none") else "none",
             )
             for a in attempts
         ]
@@ -421,7 +424,8 @@ class Bank(TrainingRecords, CurriculumTables):
             try:
                 c.executemany(
                     "INSERT INTO attempts (task_id, solver, answer, status, passed, reward, "
-                    "round_id, step, created_at, signals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "round_id, step, created_at, signals, isolation) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     rows,
                 )
             except sqlite3.IntegrityError:

@@ -147,6 +147,25 @@ def _hack_signals(hacks: dict[str, Any]) -> str:
     )
 
 
+def _unsandboxed(hacks: dict[str, Any]) -> str:
+    """A warning, first, where solver attempts ran without the sandbox (`--isolation none`)."""
+    n = hacks.get("attempts_unsandboxed") or 0
+    old = hacks.get("attempts_isolation_unrecorded") or 0
+    text = ""
+    if n:
+        text += (
+            f"**Warning: {_count(n, 'solver attempt')} of this bank ran WITHOUT a sandbox** "
+            "(`--isolation none`): their code could reach the machine, so their verdicts, and "
+            "the pass rates computed from them, may have been gamed.\n\n"
+        )
+    if old:
+        text += (
+            f"{_count(old, 'solver attempt')} predate the bank's record of isolation: "
+            "whether they ran in the sandbox is not known.\n\n"
+        )
+    return text
+
+
 def size_category(n: int) -> str:
     return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
 
@@ -275,7 +294,8 @@ def render(
         + " Export options: "
         f"`{ {k: v for k, v in options.items() if v not in (None, [], False)} }`.",
         "## Reward-hacking signals",
-        _hack_signals(bank_summary.get("hack_signals") or {}),
+        _unsandboxed(bank_summary.get("hack_signals") or {})
+        + _hack_signals(bank_summary.get("hack_signals") or {}),
         "## Reward",
         "The ground truth of each task is a JSON string (`selfplay.ground_truth/1`). "
         "`selfplay.rewards` grades a response with the same verifier and the same function "

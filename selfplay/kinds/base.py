@@ -42,6 +42,8 @@ class Score:
     detail: str = ""
     signals: list[str] = field(default_factory=list)
     gradable: bool = True
+    # "none" where the response's code ran without a sandbox (explicitly asked for).
+    isolation: str = "sandbox"
 
     @property
     def passed(self) -> bool:

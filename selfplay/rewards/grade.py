@@ -54,5 +54,6 @@ def grade_responses(
         for (i, gt, _), verdict in zip(pending, verdicts, strict=True):
             score = kinds.get(gt.kind).decide(gt, verdict)
             score.signals = list(getattr(verdict, "signals", []))
+            score.isolation = getattr(verdict, "isolation", "sandbox")
             scores[i] = score
     return [s for s in scores if s is not None]

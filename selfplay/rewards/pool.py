@@ -42,13 +42,15 @@ OFF = ("off", "none", "0", "false", "no")
 
 def _settings(
     workers: int | None, timeout_s: float | None
-) -> tuple[int | None, float, int, str | None]:
+) -> tuple[int | None, float, int, str | None, str]:
     env_workers = os.environ.get("SELFPLAY_REWARD_WORKERS")
     return (
         workers or (int(env_workers) if env_workers else None),
         timeout_s or float(os.environ.get("SELFPLAY_REWARD_TIMEOUT") or 10.0),
         int(os.environ.get("SELFPLAY_REWARD_MEMORY_MB") or 1024),
         ray_target(),
+        # The same rule as every verifier: the sandbox, unless SELFPLAY_ISOLATION=none.
+        os.environ.get("SELFPLAY_ISOLATION") or "sandbox",
     )
 
 

@@ -159,6 +159,7 @@ class Solver:
                         round_id=round_id,
                         step=step,
                         signals=list(score.signals) if score is not None else [],
+                        isolation=score.isolation if score is not None else "sandbox",
                     )
                 )
             rate = successes / n

@@ -108,6 +108,7 @@ class RolloutReward:
                 step=self.step,
                 created_at=now,
                 signals=list(score.signals),
+                isolation=score.isolation,
             )
             for task_id, text, score in zip(task_ids, texts, scores, strict=True)
             if score.gradable

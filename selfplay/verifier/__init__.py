@@ -113,10 +113,13 @@ Not covered
 - Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.
-- Where bubblewrap or user namespaces are unavailable the verifier warns loudly and degrades
-  to rlimits, process groups, a scratch directory per row and a zygote that kills whatever a
-  row left (it inherits orphans as subreaper) (`require_isolation=True` refuses instead);
-  rows then share IPC, the network and the host's file system.
+- Where bubblewrap or user namespaces are unavailable, or a worker starts without any of its
+  isolation properties (`sandbox.REQUIRED`), the verifier refuses (`IsolationUnavailable`);
+  the probe tries a failure three times before it reports one, and a worker replaced mid-run
+  is held to the same facts. Only `isolation="none"` (explicit) runs rows on rlimits, process
+  groups, a scratch directory per row and a zygote that kills whatever a row left (it
+  inherits orphans as subreaper); rows then share IPC, the network and the host's file
+  system, and every verdict, attempt and dataset card says `isolation: none`.
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
 - Only data, the program's own objects and standard-library functions cross: a test cannot

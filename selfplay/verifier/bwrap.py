@@ -9,6 +9,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 INSIDE_DIR = Path(__file__).with_name("inside")
@@ -120,10 +121,21 @@ def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 
     return cmd
 
 
-def probe_bwrap() -> str | None:
-    """None if bubblewrap can start a sandbox here, else the reason it cannot."""
+def probe_bwrap(tries: int = 3) -> str | None:
+    """None if bubblewrap can start a sandbox here, else the reason it cannot. A failure is
+    tried again (a loaded machine can fail one namespace creation, or time out): only one
+    that persists is reported."""
     if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed; install the 'bubblewrap' package"
+        return "bubblewrap (bwrap) is not installed"
+    for attempt in range(tries):
+        reason = _probe_once()
+        if reason is None or attempt == tries - 1:
+            return reason
+        time.sleep(0.5 * (attempt + 1))
+    return None
+
+
+def _probe_once() -> str | None:
     try:
         res = subprocess.run(
             [

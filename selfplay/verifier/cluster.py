@@ -32,7 +32,7 @@ from typing import Any
 
 from selfplay.verifier.connect import RayUnavailable, connect, first_line, import_ray
 from selfplay.verifier.records import InvalidRow, Row, Verdict, invalid, parse_row
-from selfplay.verifier.sandbox import IsolationUnavailable
+from selfplay.verifier.sandbox import IsolationUnavailable, isolation_mode
 from selfplay.verifier.verifier import Limits, Verifier
 
 START_TIMEOUT_S = 300  # for every actor to start its sandboxes (Ray may first start a node)
@@ -117,7 +117,7 @@ class RayVerifier:
         chunk_rows: int | None = None,
         max_attempts: int = 3,
         shared: bool = False,
-        require_isolation: bool = False,
+        isolation: str | None = None,
         warn=None,
         **limits: Any,
     ) -> None:
@@ -128,7 +128,7 @@ class RayVerifier:
         self.shared = shared
         self.limits = Limits(timeout_s, memory_mb, **limits)
         self.settings = dict(
-            timeout_s=timeout_s, memory_mb=memory_mb, require_isolation=require_isolation, **limits
+            timeout_s=timeout_s, memory_mb=memory_mb, isolation=isolation_mode(isolation), **limits
         )
         self.in_flight, self.chunk_rows, self.max_attempts = in_flight, chunk_rows, max_attempts
         self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))

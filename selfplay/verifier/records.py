@@ -57,7 +57,9 @@ class Verdict:
 
     `signals` are the reward-hacking attempts the sandbox observed in the row (names from
     `selfplay.verifier.SIGNALS`); they explain a verdict and never change one. `phases` are
-    seconds per phase of the row's run (for profiling; not part of `to_dict`).
+    seconds per phase of the row's run (for profiling; not part of `to_dict`). `isolation`
+    says whether the row ran in the sandbox ("sandbox") or without one ("none", only where
+    that was explicitly asked for).
     """
 
     id: str
@@ -70,6 +72,8 @@ class Verdict:
     outputs: list[str | None] | None = None
     signals: list[str] = field(default_factory=list)
     phases: dict[str, float] | None = None
+    # How the row ran: "sandbox", or "none" where running without one was asked for.
+    isolation: str = "sandbox"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

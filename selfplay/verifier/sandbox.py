@@ -40,7 +40,49 @@ _BOOT = (
 
 
 class IsolationUnavailable(RuntimeError):
-    """Raised with `require_isolation=True` when the sandbox cannot be set up."""
+    """The sandbox cannot be set up here (or a worker came back without it); the message is
+    one sentence naming the cause and the fix. Nothing runs without the sandbox unless
+    isolation "none" was asked for."""
+
+
+MODES = ("sandbox", "none")
+# What a sandboxed worker must have, or no row runs in it.
+REQUIRED = {
+    "sandbox": "bubblewrap sandbox",
+    "pid_namespace": "per-row PID namespace",
+    "ipc_namespace": "per-row IPC namespace",
+    "private_scratch": "private scratch space renewed between rows",
+    "privileges_dropped": "dropped capabilities",
+    "kernel_settings_read_only": "read-only kernel settings (/proc/sys)",
+    "seccomp": "seccomp filter",
+}
+_FIX = (
+    "install bubblewrap (apt-get install bubblewrap) and allow unprivileged user namespaces "
+    "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0)"
+)
+
+
+def isolation_mode(asked: str | None) -> str:
+    """The isolation asked for: the argument, else SELFPLAY_ISOLATION, else "sandbox"."""
+    mode = asked if asked is not None else os.environ.get("SELFPLAY_ISOLATION") or "sandbox"
+    if mode not in MODES:
+        raise ValueError(f"isolation must be 'sandbox' or 'none', got {mode!r}")
+    return mode
+
+
+def refusal(cause: str) -> str:
+    return (
+        f"the sandbox cannot be set up: {cause}; {_FIX}. To run untrusted code without a "
+        "sandbox anyway, pass --isolation none (or SELFPLAY_ISOLATION=none)"
+    )
+
+
+def missing(facts: dict) -> list[str]:
+    """What a sandboxed worker's facts lack, in words."""
+    out = [label for key, label in REQUIRED.items() if not facts.get(key)]
+    if facts.get("network", True):
+        out.append("isolated network")
+    return out
 
 
 MAX_VERDICT_BYTES = 16 << 20
@@ -63,6 +105,7 @@ class Worker:
     # does, without the filter's listener).
     zygote_options: dict = field(default_factory=dict)
     facts: dict = field(default_factory=dict)
+    failure: Exception | None = None
     proc: subprocess.Popen | None = None
     sock: socket.socket | None = None
     # CPU seconds and page faults so far, by process (`rowprocs.USAGE`).
@@ -70,6 +113,23 @@ class Worker:
     last_usage: tuple = ()
 
     def start(self) -> None:
+        """Start the zygote; a sandboxed one that fails to start (a busy machine can refuse a
+        namespace for a moment) is tried three times, and one that starts without every
+        isolation property is refused, never used."""
+        for attempt in range(3):
+            try:
+                self._start()
+                break
+            except RuntimeError:
+                if attempt == 2 or not self.use_bwrap:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+        if self.use_bwrap and missing(self.facts):
+            lacking = ", ".join(missing(self.facts))
+            self.stop()
+            raise IsolationUnavailable(refusal(f"the sandbox worker started without {lacking}"))
+
+    def _start(self) -> None:
         python = os.path.realpath(sys.executable)
         config = {"sandboxed": self.use_bwrap, "preload": list(self.preload)}
         config["scratch_mb"] = self.scratch_mb

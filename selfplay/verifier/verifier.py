@@ -16,18 +16,11 @@ from selfplay.verifier.bwrap import probe_bwrap
 from selfplay.verifier.inside.rowprocs import ROLES, USAGE
 from selfplay.verifier.inside.signals import valid
 from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
-from selfplay.verifier.sandbox import IsolationUnavailable, Worker
+from selfplay.verifier.sandbox import IsolationUnavailable, Worker, isolation_mode, refusal
 
 # Headroom in each worker's memory cgroup for the zygote and the test process, which each
 # also carry the row's address-space limit.
 _CGROUP_OVERHEAD = 512 * 1024 * 1024
-_REQUIRED = {
-    "sandbox": "bubblewrap sandbox",
-    "pid_namespace": "per-row PID namespace",
-    "private_scratch": "private scratch space wiped between rows",
-    "privileges_dropped": "dropped capabilities",
-    "kernel_settings_read_only": "read-only kernel settings (/proc/sys)",
-}
 
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
@@ -70,7 +63,7 @@ class Verifier:
         max_procs: int = 64,
         max_output_bytes: int = 4 * 1024 * 1024,
         result_items: int = 50_000_000,
-        require_isolation: bool = False,
+        isolation: str | None = None,
         preload: Iterable[str] = (),
         warn=None,
     ):
@@ -80,7 +73,7 @@ class Verifier:
         # No row gets more memory than this machine, or the caller's own cgroup, has.
         self.memory_ceiling_mb = max(64, cgroups.memory_ceiling_bytes() // (1024 * 1024))
         self.n_workers = max(1, workers or os.cpu_count() or 1)
-        self.require_isolation = require_isolation
+        self.mode = isolation_mode(isolation)
         self.preload = tuple(preload)
         self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._tasks: queue.Queue = queue.Queue()
@@ -107,8 +100,17 @@ class Verifier:
             if self._closed:
                 raise RuntimeError("this Verifier is closed")
             cgroups.sweep_stale()
-            reason = probe_bwrap()
-            problems = [reason] if reason else []
+            sandboxed = self.mode == "sandbox"
+            if sandboxed:
+                reason = probe_bwrap()
+                if reason:
+                    raise IsolationUnavailable(refusal(reason))
+            else:
+                self._warn(
+                    "selfplay: WARNING: isolation 'none' was asked for: untrusted code runs "
+                    "WITHOUT a sandbox (rlimits and a scratch directory only); every verdict "
+                    "says isolation=none"
+                )
             cgroup_note = ""
             for _ in range(self.n_workers):
                 group, cgroup_note = cgroups.create(
@@ -118,7 +120,7 @@ class Verifier:
                 if group is not None:
                     self._groups.append(group)
                 scratch_mb = self.limits.file_mb + 16
-                self._workers.append(Worker(reason is None, self.preload, group, scratch_mb))
+                self._workers.append(Worker(sandboxed, self.preload, group, scratch_mb))
             # Each worker is started by the thread that serves it: bubblewrap's
             # --die-with-parent follows the thread that spawned it, not the process.
             ready = []
@@ -130,26 +132,17 @@ class Verifier:
                 ready.append(started)
             for started in ready:
                 started.wait()
-            if any(w.proc is None for w in self._workers):
+            failed = [w.failure for w in self._workers if w.proc is None]
+            if failed:
                 self._shutdown_threads()
                 self._stop_workers()
-                raise RuntimeError("the sandbox workers failed to start")
+                if any(isinstance(f, IsolationUnavailable) for f in failed):
+                    raise next(f for f in failed if isinstance(f, IsolationUnavailable))
+                raise RuntimeError(f"the sandbox workers failed to start: {failed[0]}")
             facts = self._workers[0].facts
-            problems += [f"no {label}" for key, label in _REQUIRED.items() if not facts.get(key)]
-            if facts.get("network", True):
-                problems.append("network not isolated")
-            if facts.get("sandbox") and not facts.get("seccomp"):
-                problems.append("no seccomp filter (the kernel refused it)")
-            self.isolation = dict(facts, cgroups=cgroup_note if self._groups else None)
-            if problems and self.require_isolation:
-                self._shutdown_threads()
-                self._stop_workers()
-                raise IsolationUnavailable("isolation unavailable: " + "; ".join(problems))
-            if problems:
-                self._warn(
-                    "selfplay: WARNING: untrusted code runs with weakened isolation: "
-                    + "; ".join(problems)
-                )
+            self.isolation = dict(
+                facts, mode=self.mode, cgroups=cgroup_note if self._groups else None
+            )
             if not self._groups:
                 self._warn(
                     f"selfplay: WARNING: no cgroups ({cgroup_note}); process and memory "
@@ -261,8 +254,8 @@ class Verifier:
     def _serve(self, worker: Worker, started: threading.Event) -> None:
         try:
             worker.start()
-        except Exception:
-            worker.proc = None
+        except Exception as e:
+            worker.proc, worker.failure = None, e
         finally:
             started.set()
         memory_now = self._memory_mb(None)
@@ -276,7 +269,12 @@ class Verifier:
                 if want != memory_now and worker.cgroup is not None:
                     cgroups.set_memory(worker.cgroup, 2 * want * 1024 * 1024 + _CGROUP_OVERHEAD)
                     memory_now = want
-                verdict = _to_verdict(row, worker.grade(request))
+                verdict = _to_verdict(row, worker.grade(request), self.mode)
+            except IsolationUnavailable as e:  # a replacement worker without the sandbox
+                verdict = Verdict(
+                    row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
+                )
+                self._warn(f"selfplay: {e}")
             except Exception as e:  # never leave a caller waiting on a lost row
                 verdict = Verdict(
                     row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
@@ -284,7 +282,7 @@ class Verifier:
             done.put((index, verdict))
 
 
-def _to_verdict(row: Row, raw: dict) -> Verdict:
+def _to_verdict(row: Row, raw: dict, mode: str) -> Verdict:
     """Build a Verdict from the test process's report, trusting none of its types."""
     total = len(row.tests)
     status = raw.get("status")
@@ -313,5 +311,5 @@ def _to_verdict(row: Row, raw: dict) -> Verdict:
     )
     return Verdict(
         row.id, status == "passed", status, passed_n, total, duration, detail, outputs,
-        signals, phases,
+        signals, phases, mode,
     )  # fmt: skip

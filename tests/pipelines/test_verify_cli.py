@@ -42,7 +42,9 @@ def test_bundled_examples_get_the_expected_verdicts(tmp_path):
         "duration_s",
         "detail",
         "signals",
+        "isolation",
     }
+    assert {v["isolation"] for v in verdicts.values()} == {"sandbox"}
     assert verdicts["add"]["signals"] == []
     assert verdicts["always-equal-hack"]["signals"] == ["handle_compared"]
     assert verdicts["early-exit-hack"]["signals"] == ["early_exit"]
@@ -76,27 +78,31 @@ def test_unwritable_output_is_one_sentence_and_exit_2(tmp_path):
     assert res.returncode == 2 and "cannot write" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_require_isolation_refuses_without_bubblewrap(tmp_path):
+def _verify_without_bubblewrap(tmp_path, *options):
     env_path = tmp_path / "bin"
-    env_path.mkdir()
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.cli",
-            "verify",
-            str(EXAMPLES),
-            "-o",
-            "-",
-            "--require-isolation",
-        ],
+    env_path.mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *options, "verify", str(EXAMPLES), "-o", "-"],
         capture_output=True,
         text=True,
         env={"PATH": str(env_path)},
         timeout=120,
     )
-    assert res.returncode == 2
-    assert "isolation unavailable" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_verify_refuses_without_bubblewrap_by_default(tmp_path):
+    res = _verify_without_bubblewrap(tmp_path)
+    assert res.returncode == 2 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not installed" in lines[0] and "--isolation none" in lines[0]
+
+
+def test_verify_runs_unsandboxed_only_when_asked_and_says_so_in_every_verdict(tmp_path):
+    res = _verify_without_bubblewrap(tmp_path, "--isolation", "none")
+    assert res.returncode == 0, res.stderr
+    verdicts = [json.loads(line) for line in res.stdout.splitlines()]
+    assert verdicts and {v["isolation"] for v in verdicts} == {"none"}
+    assert "WITHOUT a sandbox" in res.stderr
 
 
 def test_verify_does_not_import_model_libraries():

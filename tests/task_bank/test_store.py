@@ -189,6 +189,7 @@ def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_p
         for table in ("models", "proposals", "loop_steps"):  # and what version 5 added
             bank.conn.execute(f"DROP TABLE {table}")
         bank.conn.execute("DROP INDEX attempts_solver_time")
+        bank.conn.execute("ALTER TABLE attempts DROP COLUMN isolation")  # version 7's
         bank.set_meta(f"selfplay.round.{r}.rewards", '{"proposer": {"t": 1}}')
         bank.set_meta(f"selfplay.round.{r}.solve.chunk.x.rewards", '{"tokens": 1}')
         bank.set_meta("selfplay.run", '{"start": 0}')
@@ -198,3 +199,23 @@ def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_p
         assert bank.step_in_every_round("rewards") == [(r, {"proposer": {"t": 1}})]
         assert bank.steps(r, "solve.chunk.") == {"solve.chunk.x.rewards": {"tokens": 1}}
         assert bank.meta(f"selfplay.round.{r}.rewards") is None and bank.meta("selfplay.run")
+
+
+def test_each_attempt_records_whether_it_ran_in_the_sandbox(tmp_path):
+    from task_bank.stats import summary
+
+    with Bank(tmp_path / "b.db") as bank:
+        a = _task(1)
+        bank.add_tasks([a])
+        bank.add_attempts(
+            [
+                Attempt(a.id, "m1", "x", "passed", True, 1.0),
+                Attempt(a.id, "m1", "x", "passed", True, 1.0, isolation="none"),
+                Attempt(a.id, "m1", "x", "passed", True, 1.0, isolation="bogus"),
+            ]
+        )
+        stored = [r[0] for r in bank.conn.execute("SELECT isolation FROM attempts ORDER BY id")]
+        hacks = summary(bank)["hack_signals"]
+    # What is not known to be the sandbox is stored as none.
+    assert stored == ["sandbox", "none", "none"]
+    assert hacks["attempts_unsandboxed"] == 2 and hacks["attempts_isolation_unrecorded"] == 0

@@ -126,3 +126,21 @@ def test_the_card_names_the_models_trained_on_the_bank(bank_path, tmp_path):
     export_bank(copy, "trl", tmp_path / "b", ExportOptions())
     _, body = split_card((tmp_path / "b" / "README.md").read_text())
     assert "| iter-1-solver-sft-0123abcd | solver | sft | bundled | 16 | done |" in body
+
+
+def test_a_bank_graded_without_the_sandbox_says_so_in_its_card(bank_path, tmp_path):
+    import shutil
+    import sqlite3
+
+    copy = tmp_path / "unsandboxed.db"
+    shutil.copy(bank_path, copy)
+    with sqlite3.connect(copy) as conn:
+        conn.execute(
+            "UPDATE attempts SET isolation = 'none' WHERE id = (SELECT MIN(id) FROM attempts)"
+        )
+    bodies = []
+    for name, path in (("sandboxed", bank_path), ("unsandboxed", copy)):
+        export_bank(path, "trl", tmp_path / name, ExportOptions())
+        bodies.append(split_card((tmp_path / name / "README.md").read_text())[1])
+    assert "WITHOUT a sandbox" not in bodies[0]
+    assert "**Warning: 1 solver attempt of this bank ran WITHOUT a sandbox**" in bodies[1]
