@@ -28,19 +28,25 @@ objects, from code the host compiled. When the test process is done the host get
 the zygote then kills the test process (its PID namespace takes every process of the row with
 it, and the IPC namespace dies with the last), reaps, puts back its own settings a row can
 write through /proc (it is PID 1 of the /proc rows see), and mounts fresh tmpfs on the
-sandbox's only writable places (/tmp, /dev/shm, /run/selfplay) wherever the row changed
-anything, before it forks the next row's processes (on /run/selfplay, which every row
-writes, over the old one once the program's files are removed: the covered ones, empty, are
-unmounted together every 64 rows).
+sandbox's only writable places (/tmp, /dev/shm, /run/selfplay) for every row, touched or not
+(over the old ones where the row left them empty: the covered ones are unmounted together
+every 64 rows), and sets the worker's PID counter back, before it forks the next row's
+processes.
 
 What the solution process can reach
 -----------------------------------
 - Its own memory: a copy of the zygote (the interpreter and preloaded standard-library modules,
-  the zygote's configuration, no row ever) plus the program text and the arguments of calls
-  made so far. Not the tests, not their expected values or expected stdout, not the row's
-  calls, and not any earlier row: the zygote never held them, and the solution process was
-  forked before its test process read the row (tested by scanning frames, gc, every readable
-  mapping of /proc/self/mem, environment, descriptors and files for a planted token).
+  the zygote's configuration, no row ever) plus the program text and what the tests hand the
+  program's objects: the arguments of calls made so far, and the other operand where a test
+  combines a program object with its own data (`candidate(x) - expected` hands `expected` to
+  the object's `__sub__`). Not the tests' code, not an expected value the tests only compare
+  with, not their expected stdout, not the row's calls, and not any earlier row: the zygote
+  never held them, and the solution process was forked before its test process read the row
+  (tested by scanning frames, gc, every readable mapping of /proc/self/mem, environment,
+  descriptors and files for a planted token). What a row learns of its own tests reaches no
+  later row: nothing it can write survives it (below), kernel settings are read-only, and the
+  counters it can move and a later row could read are renewed, set back or still copies
+  (`test_cross_row_channels.py`: identical responses relaying expected values score 0).
 - Descriptors: stdin (an empty memfd, or the test's input), stdout and stderr (pipes the test
   process drains, bounded), and the call channel to the test process, on which anything other
   than the call protocol ends the row (`channel_forgery`). Never the verdict memfd, the row
@@ -54,14 +60,23 @@ What the solution process can reach
 - Files: a read-only root with the interpreter, installed packages and system libraries; no
   home directories, no host /tmp, no project or working directory, no host environment
   (HF_TOKEN and the like). Writable: the row's own tmpfs (/tmp, /dev/shm, /run/selfplay,
-  where the program's module file lives), empty at the start of every row.
+  where the program's module file lives), new for every row (their inode counters start
+  again). /proc/sys, /proc/sysrq-trigger, /proc/irq, /proc/bus, /proc/fs, /proc/mtrr and
+  /proc/pressure are read-only to every process of the sandbox (rows run as uid 0 without
+  capabilities, and the kernel lets the owner of many sysctls write them by mode alone:
+  core_pattern, drop_caches, the network settings), so nothing under /proc but a row's own
+  processes' entries is writable from a row (tested by walking /proc). Kernel-wide counters
+  under /proc (`osutil.STILL_COUNTERS`: /proc/stat, vmstat, meminfo, loadavg, dentry-state,
+  slab and interrupt counts...) are still copies taken when the worker started. A row's
+  processes get the same PID numbers in the worker's namespace every row.
 - IPC and kernel state: SysV shared memory, semaphores, message queues and POSIX message
   queues live in the row's own IPC namespace; kernel keyrings, new user namespaces, mounts,
   bpf, perf events, userfaultfd, io_uring, module loading and sockets other than Unix and IP
   are refused by the seccomp filter (`selfplay.verifier.inside.seccomp` lists every refused
-  call and why). The zygote answers each refusal from memory its children do not inherit, so
-  a refused call's arguments never reach a later row. The network namespace has loopback down
-  and no name service.
+  call and why), and so are IP sockets: there is no network to reach (loopback is down, no
+  name service), but a failed send would move the worker's network counters. The zygote
+  answers each refusal from memory its children do not inherit, so a refused call's arguments
+  never reach a later row.
 - Limits per row: wall-clock timeout enforced from outside (also for code stuck in C), address
   space (capped by the machine's memory and the caller's own cgroup), file size, CPU time,
   processes and threads (cgroup pids beneath the caller's cgroup where available), captured
@@ -101,15 +116,16 @@ Not covered
 -----------
 - Kernel vulnerabilities in the calls the filter allows: the sandbox shares the host kernel.
 - Side channels and CPU contention between concurrent rows, and covert channels from one row
-  to a later one that need a sender in the earlier row: kernel-wide counters (the process IDs
-  of the worker's namespace, visible through /proc; inode numbers of pipes, sockets and
-  memfds, and of /tmp and /dev/shm where a row only made unnamed files (O_TMPFILE), which
-  leave those places looking untouched; mount IDs, and how many program directories are stacked, in
-  /proc/self/mountinfo), timing, and numbers the zygote handled for earlier rows (exit statuses, counts)
-  that may linger in its freed memory, which every row's processes inherit (nothing refers to
-  them; what the zygote keeps about earlier rows is in memory the children do not inherit).
-  What a sender can send is what its own process held: its program, the arguments it was
-  called with and its results, never a row's tests or expected values.
+  to a later one that need a sender in the earlier row: kernel-wide counters outside the
+  still copies (inode numbers of pipes, sockets and memfds, which come from counters the
+  whole kernel shares; the page cache and dentries behind a row's reads, seen only in timing
+  now; mount IDs, and how many tmpfs are stacked on a writable place, in
+  /proc/self/mountinfo: a row that leaves files sets one bit, a reset of the stack), timing,
+  and numbers the zygote handled for earlier rows (exit statuses, counts) that may linger in
+  its freed memory, which every row's processes inherit (nothing refers to them; what the
+  zygote keeps about earlier rows is in memory the children do not inherit). What a sender
+  can send is what its own process held: its program, the arguments it was called with, the
+  operands the tests combined with its objects, and its results.
 - Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.

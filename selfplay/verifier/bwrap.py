@@ -33,6 +33,7 @@ SANDBOX_ENV = {
 # environment in /tmp, say) is bound elsewhere, at ROOTS_MOUNT/<n>.
 _COVERED = ("/tmp", "/dev", "/proc", "/run", "/opt/selfplay")
 ROOTS_MOUNT = "/opt/selfplay/roots"
+SNAPSHOTS = "/opt/selfplay/snapshots"
 
 
 def python_roots() -> list[str]:
@@ -110,6 +111,8 @@ def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 
     cmd += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/tmp"]
     cmd += ["--size", size, "--tmpfs", "/dev/shm", "--size", size, "--tmpfs", "/run/selfplay"]
     cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
+    # Where the zygote keeps the still copies of /proc's kernel-wide counters (`osutil`).
+    cmd += ["--size", "4194304", "--tmpfs", SNAPSHOTS]
     for host, inside in mounts:
         if not inside.startswith("/usr/"):
             cmd += ["--ro-bind", host, inside]

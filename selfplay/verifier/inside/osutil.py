@@ -92,11 +92,41 @@ def cover_read_only(path: str) -> bool:
     )
 
 
-def fresh_tmpfs(path: str, options: str) -> bool:
-    """Replace the tmpfs mounted at `path` by a new, empty one: contents, mode, times,
-    extended attributes and even inode numbers start again (a lazy unmount frees the old one
-    in the kernel, however many files it held)."""
-    return unmount(path) and mount_tmpfs(path, options)
+# Kernel-wide counters under /proc that a row can move and a later row read (forks since boot,
+# page and slab counts, negative dentries, interrupts): each is replaced, for every process of
+# the sandbox, by a still copy taken when the zygote started. The format stays what readers
+# parse; the numbers no longer move.
+STILL_COUNTERS = (
+    "/proc/stat", "/proc/vmstat", "/proc/meminfo", "/proc/loadavg", "/proc/interrupts",
+    "/proc/softirqs", "/proc/schedstat", "/proc/diskstats", "/proc/zoneinfo", "/proc/buddyinfo",
+    "/proc/pagetypeinfo", "/proc/slabinfo", "/proc/sched_debug", "/proc/timer_list",
+    "/proc/key-users", "/proc/sys/fs/dentry-state", "/proc/sys/fs/inode-nr",
+    "/proc/sys/fs/inode-state", "/proc/sys/fs/file-nr", "/proc/sys/fs/aio-nr",
+)  # fmt: skip
+
+
+def still_counters(place: str) -> bool:
+    """Bind a still copy of each of STILL_COUNTERS (written to the tmpfs at `place`, then made
+    read-only) over it; False if one that exists could not be replaced."""
+    copies = []
+    for i, path in enumerate(STILL_COUNTERS):
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1 << 20)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            data = b""  # not readable here (slabinfo without privileges): empty then
+        copy = f"{place}/{i}"
+        with open(copy, "wb") as f:
+            f.write(data)
+        copies.append((copy, path))
+    if not make_read_only(place):
+        return False
+    ok = True
+    for copy, path in copies:
+        ok = _ok(_libc.mount(copy.encode(), path.encode(), None, MS_BIND, None)) and ok
+    return ok
 
 
 def trim_heap() -> None:

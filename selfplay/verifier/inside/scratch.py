@@ -1,21 +1,19 @@
 """What a row could leave in its worker, renewed after every row: the sandbox's writable
 places and the zygote's own settings.
 
-The writable places are tmpfs, and a row gets fresh ones wherever it could have left
-anything: files, modes, times, extended attributes and even the next inode number start
-again.
-- /tmp and /dev/shm mostly stay untouched: where a row changed anything (their change time
-  says so), the old tmpfs is unmounted and a new one mounted (a lazy unmount frees a million
-  files in the kernel in a fraction of a second). An unnamed file (O_TMPFILE) changes nothing
-  there yet moves the inode counter: one of the kernel counters the threat model lists as not
-  covered.
-- The program's directory changes with every row (the solution process writes the program
-  there). Unmounting costs an expedited RCU grace period, in which the kernel interrupts every
-  CPU while the zygote waits: about a tenth of each row's time on two busy cores. So once the
-  program's own files are removed (their memory released), a new tmpfs is mounted *over* the
-  old one (`ProgramDir`), and the covered ones go together every PROGRAM_STACK rows, in one
-  unmount of the read-only tmpfs at /run that holds them. A row that left anything else in
-  the directory sends them all at once.
+The writable places are tmpfs, and every row gets fresh ones, whatever it did: files, modes,
+times, extended attributes and even the next inode number start again (an unnamed file,
+O_TMPFILE, changes nothing visible in a place yet moves its inode counter, which a later row
+would read: so no place is ever kept for the next row, touched or not).
+Unmounting costs an expedited RCU grace period, in which the kernel interrupts every CPU while
+the zygote waits: about a tenth of each row's time on two busy cores. So a place the row left
+empty gets a new tmpfs mounted *over* the old one, and the covered ones, empty, go together
+every STACK rows in one unmount of the place's first tmpfs (`Place`), or of the read-only
+tmpfs at /run that holds the program's directory (`ProgramDir`: the solution process writes
+the program there every row, and its files are removed first). A row that left anything in a
+place (files, extended attributes: kernel memory that would stay taken under the cover) sends
+that place's whole stack at once (a lazy unmount frees a million files in the kernel in a
+fraction of a second).
 
 The zygote is PID 1 of the /proc the rows see, and a row (same uid) can write some of its
 settings there: its OOM score, core-dump filter and scheduling group's nice value are put
@@ -31,9 +29,47 @@ from .osutil import PROGRAM_DIR, PROGRAM_FILES
 
 PLACES = ("/tmp", "/dev/shm")
 HOLDER = os.path.dirname(PROGRAM_DIR)
-# Program directories stacked before they are unmounted together: each covered one is an
-# empty tmpfs (a few kilobytes of kernel memory).
-PROGRAM_STACK = 64
+# Tmpfs stacked on a place before they are unmounted together: each covered one is an empty
+# tmpfs (a few kilobytes of kernel memory).
+STACK = PROGRAM_STACK = 64
+
+
+class Place:
+    """/tmp or /dev/shm: a new tmpfs over the previous row's, every row (see the module)."""
+
+    def __init__(self, path: str, options: str):
+        self.path, self.options = path, options
+        self.base = -1  # the place's first tmpfs: unmounting it takes the stack on it
+        self.depth = 0
+
+    def start(self) -> bool:
+        if not osutil.mount_tmpfs(self.path, self.options):
+            return False
+        self.base = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.depth = 1
+        return True
+
+    def renew(self) -> bool:
+        if self.depth < STACK and _left_empty(self.path):
+            if osutil.mount_tmpfs(self.path, self.options):
+                self.depth += 1
+                return True
+        base, self.base = self.base, -1
+        ok = osutil.unmount(f"/proc/self/fd/{base}")
+        os.close(base)
+        return ok and self.start()
+
+
+def _left_empty(path: str) -> bool:
+    """Nothing in the place that holds kernel memory: no entry, no extended attribute (a
+    million files are not listed first)."""
+    try:
+        if os.listxattr(path):
+            return False
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
 
 
 class ProgramDir:
@@ -86,8 +122,7 @@ def _remove_program_files() -> bool:
 class Scratch:
     def __init__(self, scratch_mb: int):
         self.size = scratch_mb * 1024 * 1024
-        # (place, tmpfs options, its change time when last renewed)
-        self.places: list[tuple[str, str, int]] = []
+        self.places: list[Place] = []
         self.program = ProgramDir(f"size={self.size},mode=755")
         self.settings = _own_settings()
 
@@ -98,20 +133,15 @@ class Scratch:
                 mode = os.stat(top).st_mode & 0o7777
             except OSError:
                 mode = 0o755
-            self.places.append((top, f"size={self.size},mode={mode:o}", -1))
-        return self.program.start() and self.renew()
+            self.places.append(Place(top, f"size={self.size},mode={mode:o}"))
+        return self.program.start() and all(p.start() for p in self.places)
 
     def renew(self) -> bool:
-        """Fresh places where a row changed them, and the zygote's settings put back; False
-        if a place could not be renewed."""
+        """Fresh places for the next row, and the zygote's settings put back; False if a place
+        could not be renewed."""
         ok = self.program.renew()
-        for i, (top, options, changed) in enumerate(self.places):
-            # The inode's change time moves with any entry made in it, and with any change of
-            # mode, times or attributes.
-            if _ctime(top) == changed:
-                continue
-            ok = osutil.fresh_tmpfs(top, options) and ok
-            self.places[i] = (top, options, _ctime(top))
+        for place in self.places:
+            ok = place.renew() and ok
         self.restore_settings()
         return ok
 
@@ -131,10 +161,3 @@ def _own_settings() -> list[tuple[str, bytes]]:
     if os.path.exists("/proc/self/autogroup"):
         out.append(("/proc/self/autogroup", b"0"))
     return out
-
-
-def _ctime(path: str) -> int:
-    try:
-        return os.stat(path).st_ctime_ns
-    except OSError:
-        return -2

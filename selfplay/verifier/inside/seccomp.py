@@ -14,7 +14,7 @@ worker thread). What it refuses, and why:
 | `keyctl`, `add_key`, `request_key` | kernel keyrings belong to the user, not the row: one row could leave data for the next |
 | `bpf`, `perf_event_open`, `userfaultfd`, `io_uring_setup`/`enter`/`register` | large, often-exploited kernel interfaces; `userfaultfd` makes kernel races reliable and io_uring bypasses this filter for the operations it submits |
 | `kexec_load`, `kexec_file_load`, `init_module`, `finit_module`, `delete_module`, `reboot`, `swapon`, `swapoff`, `acct`, `quotactl`, `syslog`, `vhangup`, `iopl`, `ioperm`, `open_by_handle_at`, `name_to_handle_at`, `settimeofday`, `clock_settime`, `clock_adjtime`, `adjtimex`, `sethostname`, `setdomainname`, `memfd_secret` | administration; all but useless without privileges, refused so that a kernel bug in them is out of reach |
-| `socket` of any family but AF_UNIX, AF_INET and AF_INET6 | AF_NETLINK, AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY and the rest reach kernel subsystems or the host (vsock) that no graded program uses |
+| `socket` of any family but AF_UNIX | AF_NETLINK, AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY and the rest reach kernel subsystems or the host (vsock) that no graded program uses; AF_INET and AF_INET6 reach nothing (the sandbox has no network, not even loopback) but move the worker's network counters (a failed send counts in /proc/net/snmp), which a later row could read |
 | `prlimit64`, `setpriority`, `ioprio_set` and the `sched_set*` calls aimed at another process | the solution shares its uid with the test process: without this it could lower the test process's limits or priority |
 | every system call of another ABI (x32, or 32-bit `int 0x80` on x86-64) | the filter's numbers would not apply to them |
 
@@ -46,7 +46,7 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 # Namespace flags of clone(2) and unshare(2).
 NS_FLAGS = 0x10000000 | 0x20000 | 0x20000000 | 0x40000000 | 0x08000000 | 0x04000000 | 0x02000000
-ALLOWED_SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
+ALLOWED_SOCKET_FAMILIES = (1,)  # AF_UNIX
 
 # Denied outright, by name; the numbers come from the table of the running architecture.
 DENIED = (

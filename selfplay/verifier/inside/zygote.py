@@ -85,6 +85,7 @@ class Zygote:
         # fill the worker's pids cgroup. As a subreaper it collects them itself (`_reap`).
         osutil.prctl(PR_SET_CHILD_SUBREAPER, 1)
         self.refusals: seccomp.Refusals | None = None
+        self.last_pid = -1
         self.facts = self._probe()
         gc.collect()
         gc.freeze()  # keep the shared heap untouched by the children's collectors
@@ -105,6 +106,10 @@ class Zygote:
         }
         if facts["sandbox"]:
             osutil.loopback_down()
+            # Before /proc/sys is read-only: the zygote alone sets where the worker's PID
+            # numbers go on (`prepare`).
+            self.last_pid = _open_last_pid()
+            facts["kernel_counters_still"] = osutil.still_counters(SNAPSHOTS)
             facts["kernel_settings_read_only"] = all(
                 osutil.cover_read_only(p) for p in PROC_COVERED if os.path.exists(p)
             )
@@ -233,6 +238,14 @@ class Zygote:
         solution_fds = (chan_s.detach(), out_w, err_w, stdin)
         plan = osutil.limit_plan(limits)
         if isolated:
+            # Every row's processes get the same PID numbers in the worker's namespace (the
+            # ones /proc shows): how many processes an earlier row made never reaches a later
+            # one (the previous row's are all reaped by now).
+            if self.last_pid >= 0:
+                try:
+                    os.pwrite(self.last_pid, ROW_FIRST_PID, 0)
+                except OSError:
+                    pass
             osutil.unshare(ROW_NAMESPACES)
         pid = spid = -1
         try:
@@ -347,6 +360,19 @@ class Zygote:
                 armed.status = status
             elif armed is not None and pid == armed.spid:
                 armed.s_status = status
+
+
+# The worker namespace's PID counter before each row: its test process is then PID 1001 there,
+# its solution process 1002, every row.
+ROW_FIRST_PID = b"1000"
+SNAPSHOTS = "/opt/selfplay/snapshots"  # bwrap.SNAPSHOTS
+
+
+def _open_last_pid() -> int:
+    try:
+        return os.open("/proc/sys/kernel/ns_last_pid", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return -1
 
 
 def _probe_row(zygote_ipc: int) -> int:
