@@ -129,6 +129,29 @@ def still_counters(place: str) -> bool:
     return ok
 
 
+IPC_RMID = 0
+_SYSV = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+
+
+def remove_sysv_ipc() -> bool:
+    """Remove every SysV shared memory segment, message queue and semaphore set of this
+    process's IPC namespace, now: a namespace's own teardown frees them later, from a kernel
+    worker after an RCU grace period, by when the next row may already be charged for them."""
+    ok = True
+    for kind, call in _SYSV:
+        try:
+            with open(f"/proc/sysvipc/{kind}", "rb") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            return False
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 1 and fields[1].isdigit():
+                rc = getattr(_libc, call)(int(fields[1]), IPC_RMID, None)
+                ok = rc == 0 and ok
+    return ok
+
+
 def trim_heap() -> None:
     """Return the C heap's free pages to the kernel (glibc's malloc_trim; elsewhere nothing)."""
     try:

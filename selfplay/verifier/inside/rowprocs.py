@@ -59,7 +59,7 @@ class Armed:
     process (`pid`) and the solution process (`spid`)."""
 
     __slots__ = ("pid", "pidfd", "spid", "spidfd", "ctl", "limits", "scratch", "isolated",
-                 "fork_s", "status", "s_status", "asked")  # fmt: skip
+                 "fork_s", "status", "s_status", "asked", "ipcns")  # fmt: skip
 
     def __init__(self, pid, spid, ctl, limits, scratch, isolated, fork_s):
         self.pid, self.spid, self.ctl, self.limits = pid, spid, ctl, limits
@@ -68,6 +68,7 @@ class Armed:
         self.status: int | None = None  # wait statuses, once collected
         self.s_status: int | None = None
         self.asked = False  # the test process waits for the solution's status
+        self.ipcns = -1  # the row's IPC namespace, emptied by the zygote once the row is over
 
     def close(self) -> None:
         self.ctl.close()
@@ -75,6 +76,9 @@ class Armed:
             if fd is not None:
                 os.close(fd)
         self.pidfd = self.spidfd = None
+        if self.ipcns >= 0:
+            os.close(self.ipcns)
+            self.ipcns = -1
 
     def finish(self, received: float, usage: Ledger, refusals=None) -> bytes:
         """Wait for the row's verdict: `done` from its test process, its exit, or the time

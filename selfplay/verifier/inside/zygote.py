@@ -247,6 +247,9 @@ class Zygote:
                 except OSError:
                     pass
             osutil.unshare(ROW_NAMESPACES)
+            ipcns = os.open("/proc/self/ns/ipc", os.O_RDONLY | os.O_CLOEXEC)
+        else:
+            ipcns = -1
         pid = spid = -1
         try:
             # The test process first: the first process of a PID namespace is its init.
@@ -267,15 +270,21 @@ class Zygote:
                 os.close(fd)
         if spid < 0:
             if pid > 0:
-                self.teardown(Armed(pid, -1, ctl, limits, scratch, isolated, 0.0))
+                row = Armed(pid, -1, ctl, limits, scratch, isolated, 0.0)
+                row.ipcns = ipcns
+                self.teardown(row)
             else:
                 ctl.close()
+                if ipcns >= 0:
+                    os.close(ipcns)
                 if scratch is not None:
                     os.rmdir(scratch)
             if quiet:
                 return None
             raise OSError("the row's processes could not be forked")
-        return Armed(pid, spid, ctl, limits, scratch, isolated, time.monotonic() - start)
+        row = Armed(pid, spid, ctl, limits, scratch, isolated, time.monotonic() - start)
+        row.ipcns = ipcns
+        return row
 
     def _scratch_dir(self) -> str:
         """A new private directory for a row without the sandbox (no `tempfile`: see PRELOAD)."""
@@ -315,6 +324,8 @@ class Zygote:
         if not row.isolated:
             self._kill_strays()
         self._reap()
+        if row.ipcns >= 0:
+            self._empty_ipc(row.ipcns)
         row.close()
         if row.isolated:
             if not self.scratch.renew():
@@ -326,6 +337,14 @@ class Zygote:
                 os.rmdir(row.scratch)
             except OSError:
                 pass
+
+    def _empty_ipc(self, ipcns: int) -> None:
+        """Free what the row left in its IPC namespace before the next row starts (its
+        processes are gone, so nothing is attached any more): in the row's namespace and back."""
+        if osutil.setns(ipcns, osutil.CLONE_NEWIPC):
+            osutil.remove_sysv_ipc()
+        if not osutil.setns(self.own_ipcns, osutil.CLONE_NEWIPC):
+            self.dirty = True
 
     def _kill_strays(self) -> None:
         """Without the sandbox no namespace takes a row's processes with it, and one that
