@@ -138,18 +138,33 @@ Not covered
   system, and every verdict, attempt and dataset card says `isolation: none`.
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
-- Only data, the program's own objects and standard-library functions cross: a test cannot
-  pass its own function (a lambda, say) to the program, a handle is never equal to test data
-  even if its class would say so (subclasses of list or dict included), and mirrored enum and
-  namedtuple classes have the program's names, members, fields and defaults (their methods
-  are asked of the program), not its other class attributes or custom ordering.
+- Only data, the program's own objects and standard-library functions cross (paths,
+  SimpleNamespace, ChainMap, numpy arrays of numbers or strings, matrices and masked arrays,
+  `partial` of a crossing function, `itemgetter`/`attrgetter` included; from the program a
+  `partial` only of its own function, an `attrgetter` of public names only): a test cannot
+  pass its own function (a lambda, say) to the program; an iterator the tests pass (a
+  generator, `map`) is consumed in the test process first, up to 100,000 items, and arrives as
+  an iterator of those items (its side effects happen before the call); a handle is never
+  equal to test data even if its class would say so (subclasses of list or dict included),
+  and mirrored enum and namedtuple classes have the program's names, members, fields and
+  defaults (their methods are asked of the program), not its other class attributes or
+  custom ordering. pandas DataFrames cross neither way (a returned one is a handle, which
+  `assert_frame_equal` refuses), and `dataclasses.fields`/`replace` refuse a program
+  dataclass (they read `__dataclass_fields__` objects that live in the program).
+- State the tests set reaches the program before each call where it changed
+  (`inside/ambient.py`): environment variables, the working directory, the decimal context,
+  and a seed the tests gave `random` or numpy's global generator, while nothing was drawn
+  from it since (a generator drawn from could be run backwards to what the tests drew).
 - Data crosses as a copy: a returned list is the tests' own, so a test that mutates what the
   program returned and expects the program to see it (an internal list leaked by a getter)
   sees the copy; changes the tests make to the program's globals stay in the tests.
 - Generators are consumed in growing batches (1, 2, 4, ... up to 1024 items per round trip),
   so a generator with side effects visible to the tests may run a few items ahead.
-- `type(obj)` of a program object in a test is the proxy's class (`obj.__class__` and
-  `isinstance` work); `inspect.signature`, `dataclasses.asdict` and subclassing a program
+- `type(obj)` of a program object in a test is the proxy's class, named after the program's
+  class and holding exactly the protocol methods the object has (so `callable`, `iter`, `in`
+  and `isinstance` with the standard ABCs answer as for the object; Sequence, Mapping and
+  Set by the program's registration); `obj.__class__` is that class, which equals the
+  program class's handle and asks it for what it lacks; `inspect.signature`, `dataclasses.asdict` and subclassing a program
   class in a test do not; `contextlib.redirect_stdout` and mocks of builtins in the tests do
   not reach the program; a call costs a round trip between two processes (about 0.1 ms).
 - The paths of the directories bound into the sandbox (interpreter, packages) are visible in

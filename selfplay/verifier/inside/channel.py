@@ -14,7 +14,7 @@ import select
 import signal
 import sys
 
-from . import decoder, values, wire
+from . import ambient, decoder, values, wire
 from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
 
 # Modules the test process imports when the program names them (a module global, a class of
@@ -67,6 +67,7 @@ class Channel:
         self.exc_classes: dict[int, type] = {}
         self.exit_status: int | None = None
         self.dead: SolutionGone | None = None
+        self.ambient = ambient.Ambient()
 
     # -- output and refusals ---------------------------------------------------------------
     def _drain(self, fd: int, streams: dict[int, bytearray]) -> bool:
@@ -171,6 +172,10 @@ class Channel:
     def request(self, op: str, args: tuple, kwargs: dict):
         if self.dead is not None:
             raise self.dead
+        if op == "call":
+            changed = self.ambient.changes()
+            if changed is not None:
+                self.request("ambient", (changed,), {})
         watched = [i for i, a in enumerate(args) if type(a) in values.MUTABLE]
         watched += [k for k, v in kwargs.items() if type(v) in values.MUTABLE]
         msg = (
@@ -277,7 +282,8 @@ class Channel:
         """The test process's copy of an exception the program raised."""
         if type(desc) is not tuple or len(desc) != 7:
             raise values.WireError("malformed exception")
-        ref, args_msg, message, tail, attrs_msg, hid, cause = desc
+        ref, args_msg, message, tail, attrs_msg, hid, links = desc
+        links = links if type(links) is dict and depth < 5 else {}
         cls = self.exception_class(ref)
         message = message if type(message) is str else ""
         args = (message,)
@@ -285,6 +291,11 @@ class Channel:
             decoded = self.dec.decode(args_msg)
             if type(decoded) is tuple:
                 args = decoded
+        group = links.get("group")
+        if type(group) is list and cls is not None and issubclass(cls, BaseExceptionGroup):
+            members = [self.exception(d, depth + 1) for d in group]
+            text = args[0] if args and type(args[0]) is str else message
+            args = (text, members) if members else args
         exc: BaseException = RemoteError(message)
         if cls is not None:
             try:
@@ -307,8 +318,9 @@ class Channel:
             exc._selfplay_message = message
         if type(hid) is int:
             exc._selfplay_handle = self.proxies.get(hid, "exception")
-        if cause is not None and depth < 5:
-            exc.__cause__ = self.exception(cause, depth + 1)
+        for name in ("__cause__", "__context__"):
+            if name in links:
+                setattr(exc, name, self.exception(links[name], depth + 1))
         exc.solution_tail = str(tail)[:1000] if type(tail) is str else ""
         return exc
 

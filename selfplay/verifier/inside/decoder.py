@@ -5,9 +5,12 @@ program's changes to an argument back into the test's own object (`update_in_pla
 from __future__ import annotations
 
 import collections
+import collections.abc
 import enum
+import itertools
 
 from . import simple
+from .remote import Remote, is_remote
 from .simple import WireError, import_attr
 from .values import (
     _ATOMS,
@@ -24,6 +27,9 @@ from .values import (
     _plain_small,
     is_plain,
 )
+
+# An iterator the tests pass is consumed in the test process first: up to this many items.
+MAX_ITERATOR_ITEMS = 100_000
 
 
 class Decoder:
@@ -84,6 +90,10 @@ class Decoder:
     def _tagged(self, tag: str, n: tuple, d: int):
         if tag == "h" and len(n) == 3 and type(n[1]) is int and type(n[2]) is str:
             return self.proxies.get(n[1], n[2])
+        if tag == "h" and len(n) == 5 and type(n[1]) is int and type(n[2]) is str:
+            if type(n[3]) is not int or n[3] < -1 or type(n[4]) is not int or n[4] < 0:
+                raise WireError("malformed handle")
+            return self.proxies.get(n[1], n[2], n[3], n[4])
         if tag in _SEQ_TYPES and len(n) == 2:
             return _SEQ_TYPES[tag](self._list(n[1], d))
         if tag in _MAP_TYPES and len(n) == 2:  # Counter(pairs) would count the pairs
@@ -96,7 +106,7 @@ class Decoder:
                     factory = _BUILTIN_FACTORIES[factory[1]]
                 else:
                     factory = self._value(factory, d)
-                    if type(factory) is not self.proxies.cls:
+                    if not is_remote(factory):
                         raise WireError("bad defaultdict factory")
             it = iter(self._list(n[2], d))
             return collections.defaultdict(factory, zip(it, it, strict=True))
@@ -197,7 +207,7 @@ class Decoder:
         t = type(v)
         if t in _ATOMS:
             return v
-        if t is self.proxies.cls:
+        if issubclass(t, Remote):
             return self.proxies.ref(v)
         if depth > MAX_DEPTH:
             raise TypeError("argument nested too deeply to pass to the solution")
@@ -215,7 +225,7 @@ class Decoder:
                 factory = None
             elif _BUILTIN_FACTORIES.get(getattr(f, "__name__", None)) is f:
                 factory = ("b", f.__name__)
-            elif type(f) is self.proxies.cls:
+            elif is_remote(f):
                 factory = self.proxies.ref(f)
             else:
                 raise TypeError("a defaultdict whose factory is a test function")
@@ -234,7 +244,7 @@ class Decoder:
             return ("SE", t.__module__, t.__qualname__, v._value_)
         if isinstance(v, BaseException):
             handle = getattr(v, "_selfplay_handle", None)
-            if type(handle) is self.proxies.cls:
+            if is_remote(handle):
                 return self.proxies.ref(handle)  # the program's own exception object
             ref = self.exception_ref(t) if self.exception_ref is not None else None
             if ref is not None:
@@ -242,6 +252,16 @@ class Decoder:
         node = simple.encode(v, lambda x: self._arg(x, d))
         if node is not None:
             return node
+        if isinstance(v, collections.abc.Iterator):
+            # A generator, map, filter... of the tests': its items, as an iterator there (the
+            # tests' code runs here, so it is consumed here, up to a bound).
+            items = list(itertools.islice(v, MAX_ITERATOR_ITEMS + 1))
+            if len(items) > MAX_ITERATOR_ITEMS:
+                raise TypeError(
+                    f"an iterator of more than {MAX_ITERATOR_ITEMS} items cannot be passed to "
+                    "the solution"
+                )
+            return ("IT", [self._arg(x, d) for x in items])
         raise TypeError(
             f"argument of type {t.__name__} cannot be passed to the solution "
             "(only data, the solution's own objects and standard-library functions can)"

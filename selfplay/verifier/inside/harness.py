@@ -28,6 +28,7 @@ import types
 
 from . import solution, values
 from .channel import Channel, SolutionGone, importable
+from .remote import is_remote
 from .server import innermost_line
 from .signals import valid
 
@@ -154,6 +155,10 @@ class Namespace:
             return
         elif kind == "remote" and len(entry) == 3 and type(entry[1]) is int:
             value = self.chan.proxies.get(entry[1], str(entry[2]))
+        elif kind == "remote" and len(entry) == 5 and type(entry[1]) is int:
+            if type(entry[3]) is not int or entry[3] < -1 or type(entry[4]) is not int:
+                return
+            value = self.chan.proxies.get(entry[1], str(entry[2]), entry[3], entry[4])
         elif kind == "exc" and len(entry) == 5:
             self.exceptions[name] = entry
             if self.chan.on_global is not None:  # defined during a call
@@ -347,7 +352,7 @@ class Row:
         for j, expr in enumerate(calls):
             try:
                 value = eval(self._code("call_code", j, expr, f"<call {j}>", "eval"), ns)
-                outputs.append(None if type(value) is self.chan.proxies.cls else repr(value))
+                outputs.append(None if is_remote(value) else repr(value))
             except SolutionGone as e:
                 self.fail(e.status, f"<call {j}>: {e}")
                 outputs.extend([None] * (len(calls) - j))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import collections.abc
 
 _FORWARDED_DUNDERS = frozenset(
     ("__name__", "__qualname__", "__annotations__", "__defaults__", "__kwdefaults__",
@@ -54,9 +55,6 @@ class Remote:
         object.__setattr__(self, "_Remote__end", None)
         object.__setattr__(self, "_Remote__m", False)
 
-    def __call__(self, *args, **kwargs):
-        return _chan(self).request("call", (self, *args), kwargs)
-
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") and name not in _FORWARDED_DUNDERS:
             raise AttributeError(name)
@@ -70,6 +68,10 @@ class Remote:
 
     @property
     def __class__(self):
+        # A handle that came with its class is an instance of a proxy class named after it
+        # (`Proxies.get`), which `isinstance` with the standard ABCs can reason about.
+        if type(self).__dict__.get("_selfplay_class") is not None:
+            return type(self)
         return _chan(self).request("getattr", (self, "__class__"), {})
 
     @property
@@ -102,7 +104,11 @@ class Remote:
         return _chan(self).request("deepcopy", (self,), {})
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("a program object cannot be pickled by the tests")
+        # Pickled by the program; unpickling asks the program for a new object from the bytes.
+        data = _chan(self).request("pickle", (self, protocol), {})
+        if type(data) is not bytes:
+            raise TypeError("a program object's pickle was not bytes")
+        return (_unpickled, (data,))
 
     def __hash__(self):
         value = _chan(self).request("hash", (self,), {})
@@ -116,24 +122,77 @@ class Remote:
             raise TypeError("__bool__ did not return a bool")
         return value
 
+    def __dir__(self):
+        value = _chan(self).request("dir", (self,), {})
+        return [x for x in value if type(x) is str] if type(value) is list else []
+
+    def __instancecheck__(self, obj):  # a handle of a class: `isinstance(x, ProgramClass)`
+        return _chan(self).request("isinstance", (self, obj), {}) is True
+
+    def __subclasscheck__(self, sub):
+        return _chan(self).request("issubclass", (self, sub), {}) is True
+
+
+_CHANNEL = []  # this test process's channel, for `_unpickled`
+
+
+def _unpickled(data: bytes):
+    if not _CHANNEL:
+        raise TypeError("a program object cannot be unpickled outside its row")
+    return _CHANNEL[0].request("unpickle", (data,), {})
+
+
+def is_remote(x) -> bool:
+    """A handle (of whichever proxy class); never asks the program."""
+    return issubclass(type(x), Remote)
+
+
+class _Callable:
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        return _chan(self).request("call", (self, *args), kwargs)
+
+
+class _Sized:
+    __slots__ = ()
+
     def __len__(self):
         value = _chan(self).request("len", (self,), {})
         if type(value) is not int or value < 0:
             raise TypeError("__len__ did not return a non-negative int")
         return value
 
-    def __dir__(self):
-        value = _chan(self).request("dir", (self,), {})
-        return [x for x in value if type(x) is str] if type(value) is list else []
+
+class _Iterable:
+    __slots__ = ()
 
     def __iter__(self):
         it = _chan(self).request("iter", (self,), {})
-        if type(it) is not Remote:
+        if not is_remote(it):
             raise TypeError("iter() of a program object did not return an iterator")
         return it
 
+
+class _Container:
+    __slots__ = ()
+
+    def __contains__(self, item):
+        value = _chan(self).request("contains", (self, item), {})
+        if type(value) is not bool:
+            raise TypeError("__contains__ did not return a bool")
+        return value
+
+
+class _Reversible:
+    __slots__ = ()
+
     def __reversed__(self):
         return _chan(self).request("reversed", (self,), {})
+
+
+class _Iterator:
+    __slots__ = ()
 
     def __next__(self):
         buf = object.__getattribute__(self, "_Remote__buf")
@@ -152,7 +211,11 @@ class Remote:
         buf.extend(items)
         if exc is not None or done:
             object.__setattr__(self, "_Remote__end", exc if exc is not None else StopIteration())
-        return Remote.__next__(self)
+        return _Iterator.__next__(self)
+
+
+class _Subscriptable:
+    __slots__ = ()
 
     def __getitem__(self, key):
         return _chan(self).request("getitem", (self, key), {})
@@ -163,6 +226,10 @@ class Remote:
     def __delitem__(self, key):
         _chan(self).request("delitem", (self, key), {})
 
+
+class _ContextManager:
+    __slots__ = ()
+
     def __enter__(self):
         return _chan(self).request("enter", (self,), {})
 
@@ -170,11 +237,61 @@ class Remote:
         # Tracebacks stay here: the program's __exit__ gets the class and the exception.
         return _chan(self).request("exit", (self, kind, exc, None), {})
 
-    def __instancecheck__(self, obj):
-        return _chan(self).request("isinstance", (self, obj), {}) is True
 
-    def __subclasscheck__(self, sub):
-        return _chan(self).request("issubclass", (self, sub), {}) is True
+# What a program object can do, as the solution process reports it with a handle (`CAPS`, bit
+# by bit): its proxy class has those methods and no others, so `callable`, `iter` and the
+# structural ABCs (Iterator, Sized, Container...) say of the proxy what they say of the object.
+# The ABCs that need registration (Sequence, Mapping, Set and their mutable kinds) are
+# registered for the proxy class where the object is one.
+CAPABILITIES = (
+    ("__call__", _Callable), ("__iter__", _Iterable), ("__next__", _Iterator),
+    ("__len__", _Sized), ("__getitem__", _Subscriptable), ("__contains__", _Container),
+    ("__enter__", _ContextManager), ("__reversed__", _Reversible),
+)  # fmt: skip
+REGISTERED = (
+    collections.abc.Sequence, collections.abc.MutableSequence, collections.abc.Mapping,
+    collections.abc.MutableMapping, collections.abc.Set, collections.abc.MutableSet,
+)  # fmt: skip
+ALL = (1 << len(CAPABILITIES)) - 1
+
+
+class _RemoteType(type):
+    """The class of proxies for the instances of one program class: class attributes it lacks
+    are asked of the program's class, and it equals that class's handle."""
+
+    def __getattr__(cls, name):
+        handle = type.__getattribute__(cls, "__dict__").get("_selfplay_class")
+        if handle is None or (name.startswith("__") and name not in _FORWARDED_DUNDERS):
+            raise AttributeError(name)
+        return getattr(handle, name)
+
+    def __eq__(cls, other):
+        handle = type.__getattribute__(cls, "__dict__").get("_selfplay_class")
+        if handle is not None and is_remote(other):
+            return handle == other
+        return type.__eq__(cls, other)
+
+    def __hash__(cls):
+        return type.__hash__(cls)
+
+    # The class's own `__doc__` and `__module__` are the program class's (its instances'
+    # are asked of the program object, as for every handle).
+    @property
+    def __doc__(cls):
+        return _class_attribute(cls, "__doc__")
+
+    @property
+    def __module__(cls):
+        return _class_attribute(cls, "__module__")
+
+
+def _class_attribute(cls, name: str):
+    handle = type.__getattribute__(cls, "__dict__").get("_selfplay_class")
+    return None if handle is None else _chan(handle).request("getattr", (handle, name), {})
+
+
+# What type() would otherwise put in a proxy class's body, shadowing Remote's properties.
+_INSTANCE_PROPERTIES = {name: Remote.__dict__[name] for name in ("__doc__", "__module__")}
 
 
 def _marked(r) -> bool:
@@ -191,7 +308,7 @@ def _unmarked(r, op: str) -> None:
 
 def _compare(op: str):
     def method(self, other):
-        if type(other) is Remote:
+        if is_remote(other):
             return _chan(self).request(op, (self, other), {})
         _chan(self).emit("handle_compared")
         return NotImplemented  # == falls back to identity (never equal); ordering raises
@@ -205,11 +322,11 @@ def _arithmetic(op: str, reflected: bool = False, inplace: bool = False):
 
     def method(self, other):
         chan = _chan(self)
-        both = type(other) is Remote
+        both = is_remote(other)
         result = chan.request(prefix + op, (self, other), {})
         if both and not (_marked(self) or _marked(other)):
             return result  # two program objects: the program's business
-        if type(result) is not Remote:
+        if not is_remote(result):
             chan.emit("handle_compared")
             raise TypeError(
                 f"a program object combined with test data ({op}) gave data, not an object"
@@ -262,16 +379,45 @@ class Proxies:
     def __init__(self, channel):
         self.channel = channel
         self.by_hid: dict[int, Remote] = {}
+        self.classes: dict[tuple, type] = {}
+        _CHANNEL[:] = [channel]
 
-    def get(self, hid: int, type_name: str) -> Remote:
+    def get(self, hid: int, type_name: str, class_hid: int | None = None, caps: int = -1) -> Remote:
+        """The proxy for a handle; with its class's handle and its capabilities, an instance
+        of a proxy class made for them (else one that can do everything: the program's
+        functions and classes, its exceptions)."""
         r = self.by_hid.get(hid)
         if r is None:
-            r = self.by_hid[hid] = Remote(self.channel, hid, type_name[:100])
+            cls = FULL if class_hid is None else self._class(type_name[:100], class_hid, caps)
+            r = self.by_hid[hid] = Remote.__new__(cls)
+            Remote.__init__(r, self.channel, hid, type_name[:100])
         return r
+
+    def _class(self, name: str, class_hid: int, caps: int) -> type:
+        key = (class_hid, caps)
+        cls = self.classes.get(key)
+        if cls is None:
+            bases = tuple(mixin for i, (_, mixin) in enumerate(CAPABILITIES) if caps >> i & 1)
+            handle = self.get(class_hid, "type") if class_hid >= 0 else None
+            body = {"__slots__": (), "_selfplay_class": handle}
+            body.update(_INSTANCE_PROPERTIES)
+            cls = self.classes[key] = _RemoteType(name or "object", (Remote, *bases), body)
+            for i, abc in enumerate(REGISTERED):
+                if caps >> (len(CAPABILITIES) + i) & 1:
+                    abc.register(cls)
+        return cls
 
     @staticmethod
     def ref(r: Remote) -> tuple:
         return ("h", object.__getattribute__(r, "_Remote__h"), "")
+
+
+# Handles without a class: they can do everything a program object might.
+FULL = _RemoteType(
+    "Remote",
+    (Remote, *(mixin for _, mixin in CAPABILITIES)),
+    {"__slots__": (), **_INSTANCE_PROPERTIES},
+)
 
 
 class RemoteError(Exception):

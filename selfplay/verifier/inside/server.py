@@ -17,7 +17,7 @@ import enum
 import operator
 import types
 
-from . import signals, simple, values, wire
+from . import ambient, signals, simple, values, wire
 
 _DUNDERS = frozenset(
     ("__name__", "__qualname__", "__doc__", "__module__", "__annotations__", "__defaults__",
@@ -45,6 +45,12 @@ def innermost_line(exc: BaseException, filename: str, source: str) -> tuple[int,
     return found, lines[found - 1].strip() if 0 < found <= len(lines) else ""
 
 
+def _pickle():
+    import pickle  # not preloaded: few rows pickle
+
+    return pickle
+
+
 def _call(f, *a, **k):
     return f(*a, **k)
 
@@ -61,6 +67,10 @@ def _copy(o, deep: bool):
 
 OPS = {
     "call": _call,
+    "ambient": ambient.apply,
+    "contains": operator.contains,
+    "pickle": lambda o, protocol: _pickle().dumps(o, protocol),
+    "unpickle": lambda data: _pickle().loads(data),
     "getattr": getattr,
     "setattr": setattr,
     "delattr": delattr,
@@ -112,19 +122,19 @@ class Server:
     def class_ref(self, cls: type) -> tuple:
         """How the test process finds an exception class: the program's (by handle), a
         built-in, or one of an importable module; else its nearest built-in ancestor."""
-        hid = self.enc.hids.get(id(cls))
-        if hid is not None:
-            return ("h", hid)
         module = getattr(cls, "__module__", "")
         if module == "builtins":
             return ("builtin", cls.__name__)
+        hid = self.enc.hids.get(id(cls))
+        if hid is not None:
+            return ("h", hid)
         fallback = next(c.__name__ for c in cls.__mro__ if c.__module__ == "builtins")
         if module and module != "solution":
             return ("module", module, cls.__qualname__, fallback)
         return ("builtin", fallback)
 
     def exception(self, exc: BaseException, depth: int = 0) -> tuple:
-        """(class ref, args, message, tail, attributes, hid, cause) of a raised exception."""
+        """(class ref, args, message, tail, attributes, hid, links) of a raised exception."""
         args = attrs = None
         try:
             args = self.enc.encode(tuple(exc.args))
@@ -136,8 +146,16 @@ class Server:
             message = str(exc)[:2000]
         except Exception:
             message = "<unprintable>"
-        cause = exc.__cause__ if isinstance(exc.__cause__, BaseException) else None
-        cause_desc = self.exception(cause, depth + 1) if cause is not None and depth < 5 else None
+        # Its cause, context and (an exception group) members, as exceptions of their own.
+        links: dict = {}
+        if depth < 5:
+            for name in ("__cause__", "__context__"):
+                linked = getattr(exc, name, None)
+                if isinstance(linked, BaseException) and linked is not exc:
+                    links[name] = self.exception(linked, depth + 1)
+            if isinstance(exc, BaseExceptionGroup):
+                links["group"] = [self.exception(e, depth + 1) for e in exc.exceptions[:100]]
+        cause_desc = links or None
         hid = self.enc.hid(exc)  # the tests may ask the exception for its methods
         return (
             self.class_ref(type(exc)),
@@ -196,7 +214,7 @@ class Server:
             return ("remote", self.enc.hid(value), "type")
         msg = self.enc.encode(value)
         if msg[0] == "n" and type(msg[1]) is tuple and msg[1][0] == "h":
-            return ("remote", msg[1][1], msg[1][2])
+            return ("remote", *msg[1][1:])
         return ("value", msg)
 
     def global_changes(self) -> list:

@@ -19,13 +19,19 @@ from __future__ import annotations
 
 import array
 import builtins
+import collections
 import datetime
 import decimal
 import fractions
+import functools
 import importlib
+import operator
+import pathlib
 import re
 import sys
 import types
+
+from . import remote
 
 
 class WireError(Exception):
@@ -34,7 +40,10 @@ class WireError(Exception):
 
 _VIEWS = {type({}.keys()): "K", type({}.values()): "V", type({}.items()): "I"}
 _DT = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
-_NUMPY_DTYPE = re.compile(r"^[<>|=]?[biufcmM?]\d{0,2}(\[[a-zA-Z]+\])?$")
+_NUMPY_DTYPE = re.compile(r"^[<>|=]?([biufcmM?]\d{0,2}(\[[a-zA-Z]+\])?|[US]\d{1,6})$")
+_PATHS = {
+    t.__name__: t for t in (pathlib.PosixPath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
+}
 _GLOBAL_TYPES = (types.BuiltinFunctionType, types.FunctionType, type, types.MethodDescriptorType)
 
 
@@ -162,12 +171,39 @@ def encode(v, part):
     if t.__module__ == "datetime" or t.__module__ == "zoneinfo":
         return _datetime(v, t)
     if (t.__module__ or "").startswith("numpy") and hasattr(v, "dtype") and hasattr(v, "tobytes"):
-        if v.dtype.kind in "biufcmM?" and v.dtype.names is None:
-            # A numpy scalar (np.int64(7)) arrives as one, an array as an array.
-            shape = None if not hasattr(v, "shape") or t.__name__ != "ndarray" else list(v.shape)
-            return ("nd", v.dtype.str, shape, v.tobytes())
-        return None
+        return _numpy(v, t, part)
+    if t.__name__ in _PATHS and _PATHS[t.__name__] is t:
+        return ("P", t.__name__, str(v))
+    if t is collections.ChainMap:
+        return ("CM", [part(m) for m in v.maps])
+    if t is types.SimpleNamespace:
+        return ("NS", [x for k, val in vars(v).items() for x in (part(k), part(val))])
+    if t is operator.itemgetter or t is operator.attrgetter:
+        # their own reduction: (class, the items or attribute names)
+        return ("IG" if t is operator.itemgetter else "AG", [part(x) for x in v.__reduce__()[1]])
+    if t is functools.partial:
+        kwargs = [x for k, val in v.keywords.items() for x in (part(k), part(val))]
+        return ("PA", part(v.func), [part(x) for x in v.args], kwargs)
     return global_ref(v)
+
+
+def _numpy(v, t, part):
+    if v.dtype.kind not in "biufcmM?US" or v.dtype.names is not None:
+        return None
+    if t.__name__ == "MaskedArray":  # its data and its mask, both plain arrays
+        import numpy
+
+        return ("ma", part(numpy.asarray(v.data)), part(numpy.ma.getmaskarray(v)))
+    # A numpy scalar (np.int64(7)) arrives as one, an array as an array, a matrix as one.
+    if t.__name__ not in ("ndarray", "matrix") and hasattr(v, "shape") and v.shape:
+        return None  # another subclass of ndarray: a handle
+    shape = (
+        None
+        if not hasattr(v, "shape") or t.__name__ not in ("ndarray", "matrix")
+        else list(v.shape)
+    )
+    tag = "mx" if t.__name__ == "matrix" else "nd"
+    return (tag, v.dtype.str, shape, v.tobytes())
 
 
 def rebuild(n: tuple, part, strict: bool = False, importable=None):
@@ -209,6 +245,51 @@ def rebuild(n: tuple, part, strict: bool = False, importable=None):
         return _DT[kind](*fields, tzinfo=_tz(tz), fold=fold)
     if tag == "nd" and len(n) == 4:
         return _ndarray(*n[1:], strict=strict)
+    if tag == "mx" and len(n) == 4 and type(n[2]) is list and len(n[2]) == 2:
+        import numpy
+
+        return numpy.matrix(_ndarray(*n[1:], strict=strict))
+    if tag == "ma" and len(n) == 3:
+        import numpy
+
+        data, mask = part(n[1]), part(n[2])
+        if not isinstance(data, numpy.ndarray) or not isinstance(mask, numpy.ndarray):
+            raise WireError("malformed masked array")
+        return numpy.ma.masked_array(data, mask=mask)
+    if tag == "P" and len(n) == 3 and n[1] in _PATHS and type(n[2]) is str:
+        return _PATHS[n[1]](n[2])
+    if tag == "CM" and len(n) == 2 and type(n[1]) is list:
+        maps = [part(x) for x in n[1]]
+        if strict and not all(isinstance(m, dict) for m in maps):
+            raise WireError("malformed chain map")
+        return collections.ChainMap(*maps)
+    if tag == "NS" and len(n) == 2 and type(n[1]) is list:
+        it = iter([part(x) for x in n[1]])
+        pairs = dict(zip(it, it, strict=True))
+        if strict and not all(type(k) is str for k in pairs):
+            raise WireError("malformed namespace")
+        return types.SimpleNamespace(**pairs)
+    if tag in ("IG", "AG") and len(n) == 2 and type(n[1]) is list and n[1]:
+        items = [part(x) for x in n[1]]
+        if tag == "AG":
+            # no private or special attributes: the tests apply it to their own objects
+            if not all(type(x) is str and not x.startswith("_") and "._" not in x for x in items):
+                raise WireError("malformed attrgetter")
+            return operator.attrgetter(*items)
+        return operator.itemgetter(*items)
+    if tag == "PA" and len(n) == 4 and type(n[2]) is list and type(n[3]) is list:
+        func = part(n[1])
+        it = iter([part(x) for x in n[3]])
+        kwargs = dict(zip(it, it, strict=True))
+        if not callable(func) or not all(type(k) is str for k in kwargs):
+            raise WireError("malformed partial")
+        # From the program (strict) only around its own function: a standard-library one with
+        # arguments the program chose (`partial(exec, code, {})`) would run here, in the tests.
+        if strict and not remote.is_remote(func):
+            raise WireError("a partial of a function that is not the program's")
+        return functools.partial(func, *[part(x) for x in n[2]], **kwargs)
+    if tag == "IT" and len(n) == 2 and type(n[1]) is list:
+        return iter([part(x) for x in n[1]])
     if tag == "G" and len(n) == 3 and type(n[1]) is str and type(n[2]) is str:
         if importable is not None and not importable(n[1]):
             raise WireError(f"a reference to {n[1]}.{n[2]}, which the tests cannot import")

@@ -146,6 +146,37 @@ def _tuple_defaults(t) -> list:
 
 
 # ---- the solution side ---------------------------------------------------------------------
+_CAPABILITY_METHODS = (
+    "__call__",
+    "__iter__",
+    "__next__",
+    "__len__",
+    "__getitem__",
+    "__contains__",
+    "__enter__",
+    "__reversed__",
+)  # fmt: skip (remote.CAPABILITIES)
+
+
+def capabilities(obj) -> int:
+    """What `obj` can do, as bits: its class defines each of _CAPABILITY_METHODS (not None),
+    then whether it is a Sequence, MutableSequence, Mapping, MutableMapping, Set, MutableSet."""
+    import collections.abc as abc
+
+    t = type(obj)
+    caps = 0
+    for i, name in enumerate(_CAPABILITY_METHODS):
+        defined = next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
+        if defined is not None:
+            caps |= 1 << i
+    for i, kind in enumerate((abc.Sequence, abc.MutableSequence, abc.Mapping,
+                              abc.MutableMapping, abc.Set, abc.MutableSet)):  # fmt: skip
+        try:
+            if isinstance(obj, kind):
+                caps |= 1 << (len(_CAPABILITY_METHODS) + i)
+        except Exception:
+            pass
+    return caps
 
 
 class Encoder:
@@ -155,6 +186,7 @@ class Encoder:
         self.limit = limit
         self.objects: dict[int, object] = {}  # hid -> object (kept alive, so ids stay unique)
         self.hids: dict[int, int] = {}  # id(object) -> hid
+        self.caps: dict[type, int] = {}
 
     def hid(self, obj) -> int:
         h = self.hids.get(id(obj))
@@ -165,7 +197,17 @@ class Encoder:
         return h
 
     def handle(self, obj) -> tuple:
-        return ("h", self.hid(obj), type(obj).__name__[:100])
+        """A handle, with its class's handle and what the object can do (`remote.CAPABILITIES`
+        bit by bit, then the registered ABCs it belongs to): the test process gives its proxy
+        exactly those methods."""
+        t = type(obj)
+        caps = self.caps.get(t)
+        if caps is None:
+            caps = self.caps[t] = capabilities(obj)
+        # A class of the standard library (a generator's, say) is asked for as itself, not
+        # stood in for by a proxy class: -1.
+        known = simple.global_ref(t) is not None
+        return ("h", self.hid(obj), t.__name__[:100], -1 if known else self.hid(t), caps)
 
     def encode(self, value) -> tuple:
         if is_plain(value, self.limit):

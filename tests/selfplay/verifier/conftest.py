@@ -1,9 +1,15 @@
 import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from selfplay.verifier import Verifier
+
+# With --import-mode=importlib test directories are not on sys.path; the shared chaos rows and
+# floods are imported by name.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(scope="session")
