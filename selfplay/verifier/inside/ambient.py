@@ -18,7 +18,6 @@ changed); `apply` runs in the solution process.
 from __future__ import annotations
 
 import decimal
-import importlib.abc
 import os
 import sys
 
@@ -48,7 +47,7 @@ def _watch(module) -> None:
     module.seed = watched
 
 
-class _SeedWatch(importlib.abc.MetaPathFinder):
+class _SeedWatch:
     """Watches `random` and `numpy.random` as the tests import them (not before: importing
     `random` costs a row that does not use it)."""
 
@@ -109,7 +108,7 @@ class Ambient:
 
     def __init__(self):
         watch_seeds()
-        self.env = dict(os.environ)
+        self.env = dict(os.environ._data)  # bytes to bytes: compared without decoding
         self.cwd = _cwd()
         self.decimal = _decimal_context()
         self.random = _random_state()
@@ -117,9 +116,9 @@ class Ambient:
 
     def changes(self) -> dict | None:
         out: dict = {}
-        if os.environ != self.env:
-            self.env = dict(os.environ)
-            out["env"] = self.env
+        if os.environ._data != self.env:
+            self.env = dict(os.environ._data)
+            out["env"] = dict(os.environ)
         cwd = _cwd()
         if cwd != self.cwd and cwd is not None:
             self.cwd = out["cwd"] = cwd

@@ -13,6 +13,7 @@ import resource
 import signal
 import socket
 import struct
+import sys
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -131,6 +132,22 @@ def still_counters(place: str) -> bool:
 
 IPC_RMID = 0
 _SYSV = (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl"))
+SHM_INFO, MSG_INFO, SEM_INFO = 14, 12, 19
+_INFO = ctypes.create_string_buffer(256)
+
+
+def sysv_ipc_used() -> bool:
+    """Whether this IPC namespace holds any SysV object (three *_INFO calls: the counts of
+    segments, queues and semaphore sets in use come first in what they fill)."""
+    for call, args in (
+        (_libc.shmctl, (0, SHM_INFO, _INFO)),
+        (_libc.msgctl, (0, MSG_INFO, _INFO)),
+        (_libc.semctl, (0, 0, SEM_INFO, _INFO)),
+    ):
+        ctypes.memset(_INFO, 0, 16)
+        if call(*args) < 0 or int.from_bytes(_INFO.raw[:4], sys.byteorder) != 0:
+            return True
+    return False
 
 
 def remove_sysv_ipc() -> bool:

@@ -395,7 +395,7 @@ class Proxies:
 
     def _class(self, name: str, class_hid: int, caps: int) -> type:
         key = (class_hid, caps)
-        cls = self.classes.get(key)
+        cls = self.classes.get(key) or (KNOWN.get(caps) if class_hid < 0 else None)
         if cls is None:
             bases = tuple(mixin for i, (_, mixin) in enumerate(CAPABILITIES) if caps >> i & 1)
             handle = self.get(class_hid, "type") if class_hid >= 0 else None
@@ -418,6 +418,16 @@ FULL = _RemoteType(
     (Remote, *(mixin for _, mixin in CAPABILITIES)),
     {"__slots__": (), **_INSTANCE_PROPERTIES},
 )
+
+
+def _known(caps: int) -> type:
+    bases = tuple(mixin for i, (_, mixin) in enumerate(CAPABILITIES) if caps >> i & 1)
+    return _RemoteType("Remote", (Remote, *bases), {"__slots__": (), **_INSTANCE_PROPERTIES})
+
+
+# Proxy classes for objects of classes the tests know by name (functions, generators, ...),
+# made once here, in the zygote, rather than in every row: a class costs a row page faults.
+KNOWN = {caps: _known(caps) for caps in (0b1, 0b110, 0b11)}
 
 
 class RemoteError(Exception):

@@ -26,7 +26,6 @@ import fractions
 import functools
 import importlib
 import operator
-import pathlib
 import re
 import sys
 import types
@@ -41,9 +40,7 @@ class WireError(Exception):
 _VIEWS = {type({}.keys()): "K", type({}.values()): "V", type({}.items()): "I"}
 _DT = {"date": datetime.date, "datetime": datetime.datetime, "time": datetime.time}
 _NUMPY_DTYPE = re.compile(r"^[<>|=]?([biufcmM?]\d{0,2}(\[[a-zA-Z]+\])?|[US]\d{1,6})$")
-_PATHS = {
-    t.__name__: t for t in (pathlib.PosixPath, pathlib.PurePosixPath, pathlib.PureWindowsPath)
-}
+_PATH_TYPES = ("PosixPath", "PurePosixPath", "PureWindowsPath")  # pathlib's, imported when used
 _GLOBAL_TYPES = (types.BuiltinFunctionType, types.FunctionType, type, types.MethodDescriptorType)
 
 
@@ -172,7 +169,7 @@ def encode(v, part):
         return _datetime(v, t)
     if (t.__module__ or "").startswith("numpy") and hasattr(v, "dtype") and hasattr(v, "tobytes"):
         return _numpy(v, t, part)
-    if t.__name__ in _PATHS and _PATHS[t.__name__] is t:
+    if t.__module__ == "pathlib" and t.__name__ in _PATH_TYPES:
         return ("P", t.__name__, str(v))
     if t is collections.ChainMap:
         return ("CM", [part(m) for m in v.maps])
@@ -256,8 +253,10 @@ def rebuild(n: tuple, part, strict: bool = False, importable=None):
         if not isinstance(data, numpy.ndarray) or not isinstance(mask, numpy.ndarray):
             raise WireError("malformed masked array")
         return numpy.ma.masked_array(data, mask=mask)
-    if tag == "P" and len(n) == 3 and n[1] in _PATHS and type(n[2]) is str:
-        return _PATHS[n[1]](n[2])
+    if tag == "P" and len(n) == 3 and n[1] in _PATH_TYPES and type(n[2]) is str:
+        import pathlib
+
+        return getattr(pathlib, n[1])(n[2])
     if tag == "CM" and len(n) == 2 and type(n[1]) is list:
         maps = [part(x) for x in n[1]]
         if strict and not all(isinstance(m, dict) for m in maps):

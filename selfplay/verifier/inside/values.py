@@ -158,9 +158,11 @@ _CAPABILITY_METHODS = (
 )  # fmt: skip (remote.CAPABILITIES)
 
 
-def capabilities(obj) -> int:
+def capabilities(obj, known: bool) -> int:
     """What `obj` can do, as bits: its class defines each of _CAPABILITY_METHODS (not None),
-    then whether it is a Sequence, MutableSequence, Mapping, MutableMapping, Set, MutableSet."""
+    then (for a class the tests do not know by name: `known` False) whether it is a Sequence,
+    MutableSequence, Mapping, MutableMapping, Set, MutableSet. A known class, the tests ask
+    for as itself (`isinstance` then needs no registration)."""
     import collections.abc as abc
 
     t = type(obj)
@@ -169,6 +171,8 @@ def capabilities(obj) -> int:
         defined = next((c.__dict__[name] for c in t.__mro__ if name in c.__dict__), None)
         if defined is not None:
             caps |= 1 << i
+    if known:
+        return caps
     for i, kind in enumerate((abc.Sequence, abc.MutableSequence, abc.Mapping,
                               abc.MutableMapping, abc.Set, abc.MutableSet)):  # fmt: skip
         try:
@@ -186,7 +190,7 @@ class Encoder:
         self.limit = limit
         self.objects: dict[int, object] = {}  # hid -> object (kept alive, so ids stay unique)
         self.hids: dict[int, int] = {}  # id(object) -> hid
-        self.caps: dict[type, int] = {}
+        self.caps: dict[type, tuple[bool, int]] = {}
 
     def hid(self, obj) -> int:
         h = self.hids.get(id(obj))
@@ -201,12 +205,13 @@ class Encoder:
         bit by bit, then the registered ABCs it belongs to): the test process gives its proxy
         exactly those methods."""
         t = type(obj)
-        caps = self.caps.get(t)
-        if caps is None:
-            caps = self.caps[t] = capabilities(obj)
-        # A class of the standard library (a generator's, say) is asked for as itself, not
-        # stood in for by a proxy class: -1.
-        known = simple.global_ref(t) is not None
+        found = self.caps.get(t)
+        if found is None:
+            # A class of the standard library (a generator's, say) is asked for as itself,
+            # not stood in for by a proxy class: -1.
+            known = simple.global_ref(t) is not None
+            found = self.caps[t] = (known, capabilities(obj, known))
+        known, caps = found
         return ("h", self.hid(obj), t.__name__[:100], -1 if known else self.hid(t), caps)
 
     def encode(self, value) -> tuple:

@@ -341,7 +341,7 @@ class Zygote:
     def _empty_ipc(self, ipcns: int) -> None:
         """Free what the row left in its IPC namespace before the next row starts (its
         processes are gone, so nothing is attached any more): in the row's namespace and back."""
-        if osutil.setns(ipcns, osutil.CLONE_NEWIPC):
+        if osutil.setns(ipcns, osutil.CLONE_NEWIPC) and osutil.sysv_ipc_used():
             osutil.remove_sysv_ipc()
         if not osutil.setns(self.own_ipcns, osutil.CLONE_NEWIPC):
             self.dirty = True
