@@ -139,7 +139,7 @@ Not covered
 - Without a writable cgroup hierarchy a fork bomb is bounded only by RLIMIT_NPROC (which
   does not apply to uid 0) and the row's time limit.
 - Only data, the program's own objects and standard-library functions cross (paths,
-  SimpleNamespace, ChainMap, numpy arrays of numbers or strings, matrices and masked arrays,
+  SimpleNamespace, ChainMap, numpy arrays of numbers or strings and matrices,
   `partial` of a crossing function, `itemgetter`/`attrgetter` included; from the program a
   `partial` only of its own function, an `attrgetter` of public names only): a test cannot
   pass its own function (a lambda, say) to the program; an iterator the tests pass (a
@@ -148,7 +148,8 @@ Not covered
   equal to test data even if its class would say so (subclasses of list or dict included),
   and mirrored enum and namedtuple classes have the program's names, members, fields and
   defaults (their methods are asked of the program), not its other class attributes or
-  custom ordering. pandas DataFrames cross neither way (a returned one is a handle, which
+  custom ordering. A masked array of the program's stays a handle (numpy.testing ignores
+  masked entries, so as data it would pass against anything). pandas DataFrames cross neither way (a returned one is a handle, which
   `assert_frame_equal` refuses), and `dataclasses.fields`/`replace` refuse a program
   dataclass (they read `__dataclass_fields__` objects that live in the program).
 - State the tests set reaches the program before each call where it changed

@@ -249,6 +249,8 @@ def rebuild(n: tuple, part, strict: bool = False, importable=None):
     if tag == "ma" and len(n) == 3:
         import numpy
 
+        if strict:  # from the program: never (values.Encoder keeps them handles)
+            raise WireError("a masked array from the program")
         data, mask = part(n[1]), part(n[2])
         if not isinstance(data, numpy.ndarray) or not isinstance(mask, numpy.ndarray):
             raise WireError("malformed masked array")
