@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "selfplay" / "verifier"))
 
-from chaos_rows import NamespaceChurn, batch, should_pass  # noqa: E402
+from chaos_rows import Listener, NamespaceChurn, batch, should_pass  # noqa: E402
 
 from selfplay.verifier import Verifier  # noqa: E402
 
@@ -37,28 +35,17 @@ def main() -> None:
     for path in secrets:
         path.write_text("token")
     outside = tmp / "written"
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted: list = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                accepted.append(server.accept())
-            except OSError:
-                pass
-
-    threading.Thread(target=accept, daemon=True).start()
     totals = {"rows": 0, "correct_failed": 0, "hacks_passed": 0, "unsandboxed": 0}
     failures: list = []
     start = time.perf_counter()
     try:
-        with NamespaceChurn() as churn, Verifier(args.workers, 10, 128) as v:
+        with (
+            Listener() as listener,
+            NamespaceChurn() as churn,
+            Verifier(args.workers, 10, 128) as v,
+        ):
             for rep in range(args.repeat):
-                rows = batch(secrets, server.getsockname()[1], outside, seed=rep)
+                rows = batch(secrets, listener.port, outside, seed=rep)
                 for x in v.grade(rows):
                     totals["rows"] += 1
                     if x.passed != should_pass(x.id):
@@ -68,11 +55,9 @@ def main() -> None:
                     totals["unsandboxed"] += x.isolation != "sandbox"
                 print(f"repetition {rep + 1}/{args.repeat}: {totals}", file=sys.stderr)
     finally:
-        stop.set()
-        server.close()
         secrets[1].unlink()
     totals.update(
-        connections_accepted=len(accepted),
+        connections_accepted=len(listener.accepted),
         file_written_outside=outside.exists(),
         namespaces_churned=churn.created,
         repetitions=args.repeat,

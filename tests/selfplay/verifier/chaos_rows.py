@@ -9,6 +9,7 @@ import gzip
 import json
 import random
 import shutil
+import socket
 import subprocess
 import threading
 from importlib import resources
@@ -135,3 +136,34 @@ class NamespaceChurn:
     def __exit__(self, *exc) -> None:
         self.stop.set()
         self.thread.join()
+
+
+class Listener:
+    """A server on the host's loopback that a hack row tries to reach; `accepted` lists the
+    connections it got (none, where the sandbox holds)."""
+
+    def __init__(self):
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen()
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.accepted: list = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.accepted.append(self.server.accept())
+            except OSError:
+                pass
+
+    def __enter__(self) -> Listener:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()

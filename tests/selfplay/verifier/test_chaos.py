@@ -5,12 +5,10 @@ sandbox."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import uuid
 from pathlib import Path
 
-from chaos_rows import NamespaceChurn, batch, should_pass
+from chaos_rows import Listener, NamespaceChurn, batch, should_pass
 
 from selfplay.verifier import Verifier
 
@@ -20,32 +18,13 @@ def test_a_busy_machine_changes_no_verdict_and_no_isolation(tmp_path):
     for path in secrets:
         path.write_text("token")
     outside = tmp_path / f"written-{uuid.uuid4().hex}"
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    accepted: list = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                accepted.append(server.accept())
-            except OSError:
-                pass
-
-    acceptor = threading.Thread(target=accept, daemon=True)
-    acceptor.start()
-    rows = batch(secrets, server.getsockname()[1], outside, seed=0)
     try:
-        with NamespaceChurn() as churn:
+        with Listener() as listener, NamespaceChurn() as churn:
+            rows = batch(secrets, listener.port, outside, seed=0)
             with Verifier(workers=2, timeout_s=10, memory_mb=128) as v:
                 verdicts = v.grade(rows)
                 facts = v.isolation
     finally:
-        stop.set()
-        acceptor.join()
-        server.close()
         secrets[1].unlink()
     assert churn.created > 0
     assert len(rows) >= 250
@@ -53,4 +32,4 @@ def test_a_busy_machine_changes_no_verdict_and_no_isolation(tmp_path):
     assert wrong == []
     assert {x.isolation for x in verdicts} == {"sandbox"}
     assert facts["mode"] == "sandbox" and facts["seccomp"] and facts["pid_namespace"]
-    assert accepted == [] and not outside.exists()
+    assert listener.accepted == [] and not outside.exists()
