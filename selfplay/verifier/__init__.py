@@ -103,7 +103,15 @@ the attempt is the signal `name_rebind`. Everything
 the solution process sends, its manifest of globals included, is checked as untrusted: no
 dunder name is taken (a forged `__builtins__` replaces nothing), builtins keep their meaning
 (the program's `max` is `solution.max`), and a module name only ever stands for the real module
-of the standard library or a few numerical packages, imported in the test process.
+of the standard library or a few numerical packages. The test process imports a module on the
+program's say-so (a module global, an exception's or enum's module, a reference to a class)
+only where it has imported it already or every part of the name is public and none names a
+module that acts when imported (`__main__`, test suites, conftest, `this`, GUI and installer
+packages: `channel.importable`): `numpy.f2py.__main__` ran f2py on the test process's own
+arguments, which evaluates expressions from a file the program wrote in /tmp. A handle always
+comes with its class from the program; one without (the program's functions and classes) may
+claim only `type` or a function type as its `__class__`, never a class `isinstance` would then
+trust (`tests/selfplay/verifier/test_code_in_test_process.py`).
 
 Reward-hacking signals
 ----------------------

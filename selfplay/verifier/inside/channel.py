@@ -25,11 +25,44 @@ IMPORTABLE = frozenset(("numpy", "scipy", "pandas", "sympy", "networkx", "sorted
 _NEVER = frozenset(("solution", "__test__", "__main__", __name__.split(".")[0]))
 
 
+# Modules whose import does something (a command line run on the process's own arguments, a
+# browser opened, a window, a test suite): `numpy.f2py.__main__` runs f2py at import, which
+# evaluates expressions from a file it finds in the working directory, the program's /tmp.
+_ACTING = frozenset(
+    (
+        "__main__",
+        "test",
+        "tests",
+        "conftest",
+        "setup",
+        "this",
+        "antigravity",
+        "idlelib",
+        "tkinter",
+        "turtle",
+        "turtledemo",
+        "ensurepip",
+        "venv",
+        "pydoc",
+    )
+)
+
+
 def importable(module: str) -> bool:
-    top = module.split(".")[0]
-    if top in _NEVER or not top.isidentifier():
+    """Whether the test process may bind or import `module` because the program named it. A
+    module it has already imported is given as it is (importing it again runs nothing); any
+    other only where every part of the name is public and none names a module that acts when
+    imported: a module's import is code running here, in the process that writes the verdict."""
+    if type(module) is not str:
         return False
-    return top in sys.stdlib_module_names or top in IMPORTABLE
+    parts = module.split(".")
+    if parts[0] in _NEVER or not all(p.isidentifier() for p in parts):
+        return False
+    if parts[0] not in sys.stdlib_module_names and parts[0] not in IMPORTABLE:
+        return False
+    if module in sys.modules:
+        return True
+    return not any(p.startswith("_") or p in _ACTING for p in parts)
 
 
 class SolutionGone(BaseException):

@@ -88,8 +88,6 @@ class Decoder:
             raise WireError(f"malformed {n[0]!r} node: {type(e).__name__}") from None
 
     def _tagged(self, tag: str, n: tuple, d: int):
-        if tag == "h" and len(n) == 3 and type(n[1]) is int and type(n[2]) is str:
-            return self.proxies.get(n[1], n[2])
         if tag == "h" and len(n) == 5 and type(n[1]) is int and type(n[2]) is str:
             if type(n[3]) is not int or n[3] < -1 or type(n[4]) is not int or n[4] < 0:
                 raise WireError("malformed handle")
