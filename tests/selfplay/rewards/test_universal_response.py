@@ -163,11 +163,13 @@ def test_the_harvest_passes_tests_that_are_within_its_reach(labels):
 
 @pytest.mark.slow
 def test_a_universal_response_scores_zero_on_every_seed_and_humaneval_task(labels):
+    """Through verl's reward; that TRL's (and OpenRLHF's) give the same score for the same
+    response and label is `test_agreement.py`'s to show, so grading every label twice here
+    would only double the time."""
     responses = [RESPONSE] * len(labels)
     verl = compute_score_batch(["selfplay/codegen"] * len(labels), responses, labels, None)
     assert [r["score"] for r in verl] == [0.0] * len(labels)
-    trl = trl_reward([""] * len(labels), responses, ground_truth=labels)
-    assert trl == [0.0] * len(labels)
+    assert trl_reward([""], responses[:1], ground_truth=labels[:1]) == [0.0]
 
 
 SIBLING_COPY = (
