@@ -15,7 +15,7 @@ os.environ.setdefault("SELFPLAY_RAY_ADDRESS", "off")
 def ray_cluster():
     """A real Ray cluster on loopback (no dashboard, no usage statistics, no token in the home
     directory), connected in this process; yields its address for subprocesses."""
-    ray = pytest.importorskip("ray")
+    ray = pytest.importorskip("ray", reason="needs the ray extra: pip install 'selfplay[ray]'")
     from selfplay.verifier.connect import LOOPBACK, LOOPBACK_ENV, loopback_only
 
     saved = {key: os.environ.get(key) for key in LOOPBACK_ENV}

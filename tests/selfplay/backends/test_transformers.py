@@ -3,11 +3,18 @@
 import ast
 
 import pytest
-import torch
-from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
 
-from selfplay.backends import Prompt, Sampling, make_backend
-from selfplay.backends.transformers_backend import _pick_dtype, _TemperatureTopP
+_EXTRA = "needs the transformers extra: pip install 'selfplay[transformers]'"
+torch = pytest.importorskip("torch", reason=_EXTRA)
+pytest.importorskip("transformers", reason=_EXTRA)
+
+from transformers.generation.logits_process import (  # noqa: E402
+    TemperatureLogitsWarper,
+    TopPLogitsWarper,
+)
+
+from selfplay.backends import Prompt, Sampling, make_backend  # noqa: E402
+from selfplay.backends.transformers_backend import _pick_dtype, _TemperatureTopP  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -29,6 +29,9 @@ from selfplay.export.prompts import reference_answer
 from task_bank.store import Bank
 
 WRONG = "```python\nNone\n```"
+# verl and OpenRLHF are installed without their dependencies, as the README's test command does.
+_VERL = "verl is not installed: pip install --no-deps verl==0.9.1"
+_OPENRLHF = "OpenRLHF is not installed: pip install --no-deps openrlhf==0.11.2"
 
 
 def card_block(out: Path, language: str, after: str) -> str:
@@ -40,6 +43,9 @@ def card_block(out: Path, language: str, after: str) -> str:
 
 @pytest.fixture(scope="module")
 def tokenizer():
+    pytest.importorskip(
+        "transformers", reason="needs the transformers extra: pip install 'selfplay[transformers]'"
+    )
     from transformers import AutoTokenizer
 
     from selfplay.backends.models import local_model_dir
@@ -57,6 +63,7 @@ def answers(bank_path: Path, task_ids: list[str]) -> list[tuple[str, str]]:
 def test_verl_scores_the_export_with_the_cards_configuration(bank_path, tmp_path, tokenizer):
     import os
 
+    pytest.importorskip("verl", reason=_VERL)
     import torch
     import verl
     from hydra import compose, initialize_config_dir
@@ -146,6 +153,7 @@ def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
 def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
     bank_path, tmp_path, tokenizer
 ):
+    pytest.importorskip("openrlhf", reason=_OPENRLHF)
     from openrlhf.datasets.prompts_dataset import preprocess_data
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
@@ -193,6 +201,7 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
 
 @pytest.mark.slow
 def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(bank_path, tmp_path):
+    pytest.importorskip("trl", reason="needs the train extra: pip install 'selfplay[train]'")
     from selfplay.backends.models import local_model_dir
 
     out = tmp_path / "trl"

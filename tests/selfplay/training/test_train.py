@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from curricula import register_scheduler
-from curricula.schedulers import Uniform
-from selfplay.backends import Sampling, make_backend
-from selfplay.backends.models import model_label
-from selfplay.export.select import ExportOptions, select
-from selfplay.rewards.evaluate import evaluate_bank
-from selfplay.training import TrainConfig, TrainDataError, TrainError, train
-from selfplay.verifier import Verifier
-from task_bank.store import Bank
-from task_bank.training import Proposal
+for _module in ("torch", "trl", "peft"):
+    pytest.importorskip(_module, reason="needs the train extra: pip install 'selfplay[train]'")
+
+from curricula import register_scheduler  # noqa: E402
+from curricula.schedulers import Uniform  # noqa: E402
+from selfplay.backends import Sampling, make_backend  # noqa: E402
+from selfplay.backends.models import model_label  # noqa: E402
+from selfplay.export.select import ExportOptions, select  # noqa: E402
+from selfplay.rewards.evaluate import evaluate_bank  # noqa: E402
+from selfplay.training import TrainConfig, TrainDataError, TrainError, train  # noqa: E402
+from selfplay.verifier import Verifier  # noqa: E402
+from task_bank.store import Bank  # noqa: E402
+from task_bank.training import Proposal  # noqa: E402
 
 PICKS: list = []
 
