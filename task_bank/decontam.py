@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from selfplay.task import Task
 from task_bank.normalize import ast_hash, code_tokens, word_tokens
-from task_bank.schema import Task
 
 
 def _ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:

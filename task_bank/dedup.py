@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from selfplay.task import Task
 from task_bank.normalize import code_tokens, word_tokens
-from task_bank.schema import Task
 
 DEFAULT_DIM = 256
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)

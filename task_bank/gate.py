@@ -24,11 +24,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from selfplay import kinds
+from selfplay.task import Task
 from task_bank.decontam import Decontaminator, humaneval_decontaminator
 from task_bank.dedup import NearDupIndex, Vectorizer
 from task_bank.examples import inputs_from_tests, is_literal, same_value
 from task_bank.normalize import ast_hash
-from task_bank.schema import Task
 from task_bank.store import Bank, BankError, Rejection, dedup_key
 
 

@@ -1,4 +1,4 @@
-"""The task record and the import/export row format.
+"""The import/export row format: untrusted rows become `selfplay.task.Task`s.
 
 A row is untrusted input: `parse_task` turns a decoded JSON object into a `Task` or
 raises `InvalidTask` with one sentence naming the problem. Example outputs in a row
@@ -13,12 +13,11 @@ be JSON-encoded strings, since mixed-type lists do not fit a columnar schema.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from selfplay import kinds
+from selfplay.task import InvalidTask, Task
 from selfplay.verifier.records import InvalidRow, parse_tests
 
 KINDS = kinds.NAMES
@@ -34,65 +33,6 @@ ROW_FIELDS = (
     "tags",
     "metadata",
 )
-
-
-class InvalidTask(ValueError):
-    """A row that is not a task; the message is one sentence."""
-
-
-@dataclass(slots=True)
-class Task:
-    """One verified task with its provenance and verification facts.
-
-    `examples` are `{"input": "<args literal>", "output": "<repr of result>"}`; an
-    `output` of None means "not computed yet" (the gate fills it in by execution).
-    `contaminated` is None, or the reason the task overlaps a benchmark set.
-    """
-
-    id: str
-    kind: str
-    prompt: str
-    program: str
-    entry_point: str | None
-    tests: list[str | dict[str, str]]
-    examples: list[dict[str, str | None]] = field(default_factory=list)
-    source: str = "unknown"
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    parent_ids: list[str] = field(default_factory=list)
-    proposer: str | None = None
-    round_id: int | None = None
-    created_at: float | None = None
-    verified_at: float | None = None
-    deterministic: bool | None = None
-    contaminated: str | None = None
-
-    def to_row(self) -> dict[str, Any]:
-        """The task in the import/export row format."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "prompt": self.prompt,
-            "program": self.program,
-            "entry_point": self.entry_point,
-            "tests": self.tests,
-            "examples": self.examples,
-            "source": self.source,
-            "tags": self.tags,
-            "metadata": self.metadata,
-        }
-
-    def content_hash(self) -> str:
-        """A hash of what the task asks, used for ids and for 'already present'."""
-        payload = [
-            self.kind,
-            self.prompt,
-            self.program,
-            self.entry_point,
-            self.tests,
-            [e["input"] for e in self.examples],
-        ]
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def _decoded(obj: dict[str, Any], name: str) -> Any:

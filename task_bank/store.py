@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from selfplay import kinds
+from selfplay.task import Task
 from task_bank.curriculum_tables import CurriculumTables
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
 from task_bank.normalize import ast_hash
-from task_bank.schema import Task
 from task_bank.training import TrainingRecords
 
 if TYPE_CHECKING:

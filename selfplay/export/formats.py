@@ -18,6 +18,7 @@ from typing import Any
 
 from selfplay.export.prompts import as_response, chat, reference_answer
 from selfplay.export.select import Item, Selection
+from task_bank.store import Bank
 
 
 def _extra_info(index: int, item: Item) -> dict[str, Any]:
@@ -45,9 +46,9 @@ class Exporter(ABC):
         self.dropped: Counter = Counter()
 
     @abstractmethod
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]: ...
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]: ...
 
-    def write(self, selection: Selection, bank: Any, out: Path) -> dict[str, int]:
+    def write(self, selection: Selection, bank: Bank, out: Path) -> dict[str, int]:
         out.mkdir(parents=True, exist_ok=True)
         splits = {
             split: rows
@@ -81,7 +82,7 @@ class VerlExporter(Exporter):
     name = "verl"
     description = "verl RL data: prompt, reward_model.ground_truth, extra_info"
 
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
             {
                 "data_source": f"selfplay/{item.task.kind}",
@@ -98,7 +99,7 @@ class TrlExporter(Exporter):
     name = "trl"
     description = "TRL GRPO prompts with the ground_truth column the reward reads"
 
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
             {
                 "prompt": chat(item.task),
@@ -117,7 +118,7 @@ class OpenRLHFExporter(Exporter):
     suffix = ".jsonl"
     description = "OpenRLHF prompts (input) and labels, with reward_func.py"
 
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
             {
                 "input": chat(item.task),
@@ -128,14 +129,14 @@ class OpenRLHFExporter(Exporter):
             for item in items
         ]
 
-    def write(self, selection: Selection, bank: Any, out: Path) -> dict[str, int]:
+    def write(self, selection: Selection, bank: Bank, out: Path) -> dict[str, int]:
         counts = super().write(selection, bank, out)
         source = Path(__file__).resolve().parent.parent / "rewards" / "openrlhf_reward.py"
         shutil.copyfile(source, out / "reward_func.py")
         return counts
 
 
-def _attempts(bank: Any, task_ids: list[str]) -> dict[str, list[tuple[str, str, bool]]]:
+def _attempts(bank: Bank, task_ids: list[str]) -> dict[str, list[tuple[str, str, bool]]]:
     """task id -> (solver, answer, passed) in the order they were made (empty answers left out)."""
     return {
         task_id: [a for a in made if a[1] and a[1].strip()]
@@ -147,7 +148,7 @@ class SftExporter(Exporter):
     name = "sft"
     description = "chat messages with verified solutions (passing attempts, references)"
 
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         attempts = _attempts(bank, [item.task.id for item in items])
         rows = []
         for item in items:
@@ -183,7 +184,7 @@ class DpoExporter(Exporter):
         super().__init__()
         self.max_pairs = max_pairs_per_task
 
-    def rows(self, items: list[Item], bank: Any) -> list[dict[str, Any]]:
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         attempts = _attempts(bank, [item.task.id for item in items])
         rows = []
         for item in items:

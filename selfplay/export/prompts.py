@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from selfplay import kinds
+from selfplay.task import Task
 
 
-def chat(task: Any) -> list[dict[str, str]]:
+def chat(task: Task) -> list[dict[str, str]]:
     """The prompt as a chat message list (what verl, TRL and OpenRLHF template)."""
     return kinds.get(task.kind).chat(task)
 
 
-def reference_answer(task: Any) -> str:
+def reference_answer(task: Task) -> str:
     """The reference solution written the way a response should be: what SFT trains on."""
     return kinds.get(task.kind).reference_answer(task)
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from selfplay.rewards.ground_truth import GroundTruth, InvalidGroundTruth
+from selfplay.task import Task
+from task_bank.store import Bank
 
 BANDS = (("easy", 1 / 3), ("medium", 2 / 3), ("hard", 1.0))
 
@@ -62,7 +64,7 @@ class ExportOptions(BaseModel):
 class Item:
     """One exported task with its label and its numbers at export time."""
 
-    task: Any
+    task: Task
     split: str
     ground_truth: str
     attempts: int
@@ -95,14 +97,14 @@ def band(difficulty: float) -> str:
     return next(name for name, edge in BANDS if difficulty < edge or edge == 1.0)
 
 
-def _declared_level(task: Any) -> float | None:
+def _declared_level(task: Task) -> float | None:
     level = (task.metadata or {}).get("difficulty")
     if isinstance(level, int | float) and not isinstance(level, bool) and 1 <= level <= 5:
         return (float(level) - 1.0) / 4.0
     return None
 
 
-def _keep(task: Any, attempts: int, successes: int, opts: ExportOptions) -> str | None:
+def _keep(task: Task, attempts: int, successes: int, opts: ExportOptions) -> str | None:
     """None to keep the task, else the reason it is left out."""
     if task.contaminated and not opts.include_contaminated:
         return "contaminated"
@@ -121,7 +123,7 @@ def _keep(task: Any, attempts: int, successes: int, opts: ExportOptions) -> str 
     return None
 
 
-def select(bank: Any, opts: ExportOptions) -> Selection:
+def select(bank: Bank, opts: ExportOptions) -> Selection:
     """The tasks of `bank` (a `task_bank.store.Bank`) that the options keep, split."""
     import numpy as np
 

@@ -17,6 +17,8 @@ from selfplay.kinds.base import (
     fail,
 )
 from selfplay.kinds.codegen import fence
+from selfplay.task import Task
+from selfplay.verifier.records import Verdict
 
 
 class Abduction(Kind):
@@ -26,18 +28,18 @@ class Abduction(Kind):
     required = ("program", "entry_point", "expected")
     proposed_statement = "Find an input for which `f` returns the output shown."
 
-    def fields(self, task: Any) -> dict[str, str]:
+    def fields(self, task: Task) -> dict[str, str]:
         return {
             "program": task.program.rstrip("\n"),
             "entry_point": task.entry_point,
             "output": examples_with_outputs(task)[0]["output"],
         }
 
-    def reference_answer(self, task: Any) -> str:
+    def reference_answer(self, task: Task) -> str:
         shown = examples_with_outputs(task)[0]
         return fence(f"{task.entry_point}({shown['input']})")
 
-    def ground_truth(self, task: Any) -> dict[str, Any]:
+    def ground_truth(self, task: Task) -> dict[str, Any]:
         shown = examples_with_outputs(task)
         if not shown:
             raise ValueError("an abduction task needs an example with its output")
@@ -47,7 +49,7 @@ class Abduction(Kind):
             "expected": shown[0]["output"],
         }
 
-    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+    def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score | dict[str, Any]:
         text = answer_text(response)
         if text is None:
             return fail(NO_ANSWER, "the response is empty", answered=False)
@@ -61,7 +63,7 @@ class Abduction(Kind):
             "calls": [f"{gt.entry_point}({args})"],
         }
 
-    def decide(self, gt: Any, verdict: Any) -> Score:
+    def decide(self, gt: dict[str, Any], verdict: Verdict) -> Score:
         outputs = verdict.outputs or [None]
         if verdict.status != PASSED:  # the program did not load, or ran out of time
             return Score(0.0, verdict.status, True, 0, 1, verdict.detail)
@@ -70,5 +72,5 @@ class Abduction(Kind):
         detail = f"the program returned {outputs[0]}" if outputs[0] else verdict.detail
         return Score(0.0, WRONG_ANSWER, True, 0, 1, (detail or "")[:500])
 
-    def shown(self, task: Any) -> str | None:
+    def shown(self, task: Task) -> str | None:
         return task.examples[0]["output"] if task.examples else None

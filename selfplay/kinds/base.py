@@ -16,6 +16,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from selfplay.task import Task
+from selfplay.verifier.records import Verdict
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # Reasons a response scores below 1, besides a verifier status (failed, error, timeout, memory).
@@ -57,7 +60,7 @@ def fail(reason: str, detail: str = "", answered: bool = True) -> Score:
     return Score(0.0, reason, answered, detail=detail)
 
 
-def examples_with_outputs(task: Any) -> list[dict]:
+def examples_with_outputs(task: Task) -> list[dict]:
     return [e for e in (task.examples or []) if e.get("output") is not None]
 
 
@@ -86,43 +89,43 @@ class Kind:
     varied_outputs: bool = False
 
     # -- what the solver and the trainer see ---------------------------------------------
-    def fields(self, task: Any) -> dict[str, str]:
+    def fields(self, task: Task) -> dict[str, str]:
         """The template's placeholders for `task`."""
         raise NotImplementedError
 
-    def prompt(self, task: Any) -> str:
+    def prompt(self, task: Task) -> str:
         """The user message: the kind's template filled in for `task`."""
         values = {"prompt": task.prompt.strip(), **self.fields(task)}
         return template(self.name).substitute(values).strip() + "\n"
 
-    def chat(self, task: Any) -> list[dict[str, str]]:
+    def chat(self, task: Task) -> list[dict[str, str]]:
         """The prompt as a chat message list (what verl, TRL and OpenRLHF template)."""
         return [{"role": "user", "content": self.prompt(task)}]
 
-    def reference_answer(self, task: Any) -> str:
+    def reference_answer(self, task: Task) -> str:
         """The reference solution written as a response should be (what SFT trains on)."""
         raise NotImplementedError
 
     # -- the label ----------------------------------------------------------------------
-    def ground_truth(self, task: Any) -> dict[str, Any]:
+    def ground_truth(self, task: Task) -> dict[str, Any]:
         """What grading needs, as ground-truth fields (ValueError when the task lacks it)."""
         raise NotImplementedError
 
     # -- grading ------------------------------------------------------------------------
-    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+    def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score | dict[str, Any]:
         """A final score, or the verifier row whose verdict decides it."""
         raise NotImplementedError
 
-    def decide(self, gt: Any, verdict: Any) -> Score:
+    def decide(self, gt: dict[str, Any], verdict: Verdict) -> Score:
         """The score of a response from the verdict on its row."""
         raise NotImplementedError
 
     # -- the bank -----------------------------------------------------------------------
-    def shown(self, task: Any) -> str | None:
+    def shown(self, task: Task) -> str | None:
         """What the task shows besides its program (part of its identity in the bank)."""
         return None
 
-    def check(self, task: Any) -> tuple[str, str] | None:
+    def check(self, task: Task) -> tuple[str, str] | None:
         """A verified task's kind-specific problem, as (reason, detail), or None."""
         if len(examples_with_outputs(task)) < self.min_examples:
             return "too_few_examples", f"{self.name} needs {self.min_examples}"
@@ -132,7 +135,7 @@ class Kind:
         """The statement of a task the proposer wrote with this program."""
         return self.proposed_statement
 
-    def describe(self, task: Any, shown: list[dict], block: str) -> str:
+    def describe(self, task: Task, shown: list[dict], block: str) -> str:
         """A bank task as the proposer shows it for reference."""
         ep = task.entry_point
         example = f"\n{ep}({shown[0]['input']}) returns {shown[0]['output']}" if shown else ""

@@ -7,6 +7,8 @@ from typing import Any
 
 from selfplay.kinds.answers import last_code_block
 from selfplay.kinds.base import NO_ANSWER, PASSED, Kind, Score, fail
+from selfplay.task import Task
+from selfplay.verifier.records import Verdict
 
 
 def fence(body: str) -> str:
@@ -20,7 +22,7 @@ class Codegen(Kind):
     needs_docstring = True
     varied_outputs = True
 
-    def fields(self, task: Any) -> dict[str, str]:
+    def fields(self, task: Task) -> dict[str, str]:
         signature = (
             f" that defines `{task.entry_point}`"
             if task.entry_point
@@ -28,21 +30,21 @@ class Codegen(Kind):
         )
         return {"signature": signature}
 
-    def reference_answer(self, task: Any) -> str:
+    def reference_answer(self, task: Task) -> str:
         return fence(task.program)
 
-    def ground_truth(self, task: Any) -> dict[str, Any]:
+    def ground_truth(self, task: Task) -> dict[str, Any]:
         if not task.tests:
             raise ValueError("a codegen task needs tests")
         return {"entry_point": task.entry_point, "tests": list(task.tests)}
 
-    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+    def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score | dict[str, Any]:
         code = last_code_block(response)
         if code is None:
             return fail(NO_ANSWER, "no fenced code block in the response", answered=False)
         return {"id": row_id, "program": code, "tests": gt.tests}
 
-    def decide(self, gt: Any, verdict: Any) -> Score:
+    def decide(self, gt: dict[str, Any], verdict: Verdict) -> Score:
         passed, total = verdict.tests_passed, verdict.tests_total
         if verdict.passed:
             return Score(1.0, PASSED, True, passed, total)
@@ -61,5 +63,5 @@ class Codegen(Kind):
             signature += f" -> {ast.unparse(fn.returns)}"
         return f"Write `{signature}`.\n\n{ast.get_docstring(fn)}"
 
-    def describe(self, task: Any, shown: list[dict], block: str) -> str:
+    def describe(self, task: Task, shown: list[dict], block: str) -> str:
         return f"Exercise: {task.prompt.strip()}\nSolution:\n{block}"

@@ -16,6 +16,7 @@ from selfplay.kinds.base import (
     fail,
 )
 from selfplay.kinds.codegen import fence
+from selfplay.task import Task
 
 
 class Deduction(Kind):
@@ -25,17 +26,17 @@ class Deduction(Kind):
     required = ("expected",)
     proposed_statement = "Predict the value that `f` returns for the input shown."
 
-    def fields(self, task: Any) -> dict[str, str]:
+    def fields(self, task: Task) -> dict[str, str]:
         shown = examples_with_outputs(task)[0]
         return {
             "program": task.program.rstrip("\n"),
             "call": f"{task.entry_point}({shown['input']})",
         }
 
-    def reference_answer(self, task: Any) -> str:
+    def reference_answer(self, task: Task) -> str:
         return fence(examples_with_outputs(task)[0]["output"])
 
-    def ground_truth(self, task: Any) -> dict[str, Any]:
+    def ground_truth(self, task: Task) -> dict[str, Any]:
         shown = examples_with_outputs(task)
         if not shown:
             raise ValueError("a deduction task needs an example with its output")
@@ -45,7 +46,7 @@ class Deduction(Kind):
             "expected": shown[0]["output"],
         }
 
-    def plan(self, response: str, gt: Any, row_id: str) -> Score:
+    def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score:
         text = answer_text(response)
         if text is None:
             return fail(NO_ANSWER, "the response is empty", answered=False)
@@ -57,10 +58,10 @@ class Deduction(Kind):
             return Score(1.0, PASSED, True, 1, 1)
         return Score(0.0, WRONG_ANSWER, True, 0, 1, f"answered {text[:200]}")
 
-    def shown(self, task: Any) -> str | None:
+    def shown(self, task: Task) -> str | None:
         return task.examples[0]["input"] if task.examples else None
 
-    def check(self, task: Any) -> tuple[str, str] | None:
+    def check(self, task: Task) -> tuple[str, str] | None:
         problem = super().check(task)
         if problem:
             return problem

@@ -16,6 +16,8 @@ from selfplay.kinds.base import (
     fail,
 )
 from selfplay.kinds.codegen import fence
+from selfplay.task import Task
+from selfplay.verifier.records import Verdict
 
 
 def shown_count(n_examples: int) -> int:
@@ -33,16 +35,16 @@ class Induction(Kind):
     varied_outputs = True
     proposed_statement = "Write `f`. Infer what it computes from the examples."
 
-    def fields(self, task: Any) -> dict[str, str]:
+    def fields(self, task: Task) -> dict[str, str]:
         examples = examples_with_outputs(task)
         shown = examples[: shown_count(len(examples))]
         lines = "\n".join(f"{task.entry_point}({e['input']}) == {e['output']}" for e in shown)
         return {"examples": lines, "entry_point": task.entry_point}
 
-    def reference_answer(self, task: Any) -> str:
+    def reference_answer(self, task: Task) -> str:
         return fence(task.program)
 
-    def ground_truth(self, task: Any) -> dict[str, Any]:
+    def ground_truth(self, task: Task) -> dict[str, Any]:
         examples = examples_with_outputs(task)
         if len(examples) < self.min_examples:
             raise ValueError("an induction task needs at least two examples")
@@ -52,14 +54,14 @@ class Induction(Kind):
             "shown": shown_count(len(examples)),
         }
 
-    def plan(self, response: str, gt: Any, row_id: str) -> Score | dict[str, Any]:
+    def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score | dict[str, Any]:
         code = last_code_block(response)
         if code is None:
             return fail(NO_ANSWER, "no fenced code block in the response", answered=False)
         calls = [f"{gt.entry_point}({e['input']})" for e in gt.examples]
         return {"id": row_id, "program": code, "tests": [], "calls": calls}
 
-    def decide(self, gt: Any, verdict: Any) -> Score:
+    def decide(self, gt: dict[str, Any], verdict: Verdict) -> Score:
         expected = [e["output"] for e in gt.examples]
         outputs = verdict.outputs or [None] * len(expected)
         right = [
@@ -77,6 +79,6 @@ class Induction(Kind):
         detail = f"{gt.entry_point}({gt.examples[wrong]['input']}) gave {got}"
         return Score(partial, WRONG_ANSWER, True, n, total, detail[:500])
 
-    def describe(self, task: Any, shown: list[dict], block: str) -> str:
+    def describe(self, task: Task, shown: list[dict], block: str) -> str:
         lines = "\n".join(f"{task.entry_point}({e['input']}) == {e['output']}" for e in shown)
         return f"{block}\nExamples:\n{lines}"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from selfplay import kinds
+from selfplay.task import Task
 
 FORMAT = "selfplay.ground_truth/1"
 KINDS = kinds.NAMES
@@ -39,7 +40,7 @@ class GroundTruth:
     reward: str = "binary"
 
     @classmethod
-    def from_task(cls, task: Any, reward: str = "binary") -> GroundTruth:
+    def from_task(cls, task: Task, reward: str = "binary") -> GroundTruth:
         """Build from anything shaped like a bank task (kind, program, entry_point, tests,
         examples); the bank itself is not imported."""
         try:

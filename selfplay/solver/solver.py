@@ -22,7 +22,7 @@ from selfplay.backends.base import Backend, Prompt, Sampling
 from selfplay.kinds.base import BAD_GROUND_TRUTH
 from selfplay.rewards import GroundTruth, InvalidGroundTruth, grade_responses
 from selfplay.solver.rewards import Learnability, learnability
-from task_bank.schema import Task
+from selfplay.task import Task
 from task_bank.store import Attempt
 
 Progress = Callable[[str, int, int], None]

@@ -23,13 +23,14 @@ from typing import Any
 from selfplay.export.formats import DpoExporter, SftExporter, TrlExporter
 from selfplay.export.select import ExportOptions, Item, select
 from selfplay.training.config import TrainConfig
+from task_bank.store import Bank
 
 
 class TrainDataError(ValueError):
     """Nothing to train on; the message is one sentence saying why and what to do."""
 
 
-def solver_items(bank: Any, config: TrainConfig, exclude: set[str] = frozenset()) -> list[Item]:
+def solver_items(bank: Bank, config: TrainConfig, exclude: set[str] = frozenset()) -> list[Item]:
     """The bank's tasks that the config's data filter keeps, minus `exclude` (held out)."""
     d = config.data
     options = ExportOptions(
@@ -59,11 +60,11 @@ def solver_items(bank: Any, config: TrainConfig, exclude: set[str] = frozenset()
     return items
 
 
-def grpo_rows(bank: Any, items: list[Item]) -> list[dict[str, Any]]:
+def grpo_rows(bank: Bank, items: list[Item]) -> list[dict[str, Any]]:
     return TrlExporter().rows(items, bank)
 
 
-def sft_rows(bank: Any, items: list[Item], references: bool = True) -> list[dict[str, Any]]:
+def sft_rows(bank: Bank, items: list[Item], references: bool = True) -> list[dict[str, Any]]:
     rows = [
         {
             "prompt": row["messages"][:-1],
@@ -82,7 +83,7 @@ def sft_rows(bank: Any, items: list[Item], references: bool = True) -> list[dict
     return rows
 
 
-def dpo_rows(bank: Any, items: list[Item], max_pairs: int) -> list[dict[str, Any]]:
+def dpo_rows(bank: Bank, items: list[Item], max_pairs: int) -> list[dict[str, Any]]:
     rows = DpoExporter(max_pairs_per_task=max_pairs).rows(items, bank)
     if not rows:
         raise TrainDataError(
@@ -92,7 +93,7 @@ def dpo_rows(bank: Any, items: list[Item], max_pairs: int) -> list[dict[str, Any
     return [{k: r[k] for k in ("prompt", "chosen", "rejected", "task_id")} for r in rows]
 
 
-def _learnability(bank: Any) -> dict[str, float]:
+def _learnability(bank: Bank) -> dict[str, float]:
     """task id -> the proposer's learnability reward, from every finished round."""
     out: dict[str, float] = {}
     for _, step in bank.step_in_every_round("rewards"):
@@ -102,7 +103,7 @@ def _learnability(bank: Any) -> dict[str, float]:
 
 
 def proposer_rows(
-    bank: Any,
+    bank: Bank,
     max_pairs: int,
     reward: str = "learnability",
     gains: dict[int, float] | None = None,
