@@ -61,7 +61,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from pipelines.train import quiet_libraries
-    from selfplay.engine.loop import Loop, LoopConfig
+    from selfplay.config import LoopConfig
+    from selfplay.engine.loop import Loop
     from selfplay.verifier import Verifier
     from task_bank.store import Bank
 

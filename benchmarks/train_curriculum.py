@@ -57,7 +57,8 @@ def evaluate(model: str, items, verifier) -> dict:
 def warm_up(bank, model: str, items, verifier) -> None:
     from selfplay.backends import make_backend
     from selfplay.backends.models import model_label
-    from selfplay.solver.solver import Solver, SolverConfig
+    from selfplay.config import SolverConfig
+    from selfplay.solver.solver import Solver
 
     config = SolverConfig(samples=2, temperature=0.8, literal_max_new_tokens=64)
     with make_backend("transformers", model) as backend:
@@ -89,7 +90,8 @@ def main() -> None:
     from loop_gain import paired
 
     from pipelines.train import quiet_libraries
-    from selfplay.training import TrainConfig, train
+    from selfplay.config import TrainConfig
+    from selfplay.training import train
     from selfplay.verifier import Verifier
     from task_bank.gate import Gate
     from task_bank.importers import import_source

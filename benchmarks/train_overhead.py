@@ -71,9 +71,9 @@ def run_trl(bank_path: Path, model: str, steps: int, out: Path) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from selfplay.backends.models import local_model_dir
+    from selfplay.config import TrainConfig
     from selfplay.export.select import ExportOptions, select
     from selfplay.training import data, trainer
-    from selfplay.training.config import TrainConfig
     from task_bank.store import Bank
 
     config = TrainConfig(method="grpo", model=model, max_steps=steps, grpo=GRPO)
@@ -115,7 +115,8 @@ def run_trl(bank_path: Path, model: str, steps: int, out: Path) -> dict:
 
 
 def run_selfplay(bank_path: Path, model: str, steps: int, out: Path) -> dict:
-    from selfplay.training import TrainConfig, train
+    from selfplay.config import TrainConfig
+    from selfplay.training import train
     from selfplay.training import trainer as trainer_module
     from task_bank.store import Bank
 
@@ -146,7 +147,8 @@ def run_selfplay(bank_path: Path, model: str, steps: int, out: Path) -> dict:
 
 
 def run_memory(bank_path: Path, model: str, method: str, out: Path) -> dict:
-    from selfplay.training import TrainConfig, train
+    from selfplay.config import TrainConfig
+    from selfplay.training import train
     from task_bank.store import Bank
 
     config = TrainConfig(method=method, model=model, max_steps=2, save_steps=10_000,

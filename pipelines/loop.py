@@ -82,8 +82,7 @@ def loop(
     """Self-play, train, evaluate, repeat: each iteration a round with the current model, the
     solver (and proposer) trained on the bank, and pass@1 on held-out tasks and HumanEval.
     Resumable: run the same command again after a kill."""
-    from selfplay.engine import ConfigError, documented_yaml
-    from selfplay.engine.loop import LoopConfig, load_loop_config
+    from selfplay.config import ConfigError, LoopConfig, documented_yaml, load_loop_config
 
     if print_config:
         typer.echo(documented_yaml(LoopConfig()), nl=False)
@@ -121,7 +120,7 @@ def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
     from pipelines.progress import Progress
     from pipelines.train import quiet_libraries
     from selfplay.backends.base import BackendError
-    from selfplay.engine.config import make_run_verifier
+    from selfplay.engine import make_run_verifier
     from selfplay.engine.loop import Loop
     from selfplay.training import TrainDataError, TrainError
     from selfplay.verifier import IsolationUnavailable

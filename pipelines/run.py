@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from pipelines.common import ConfigOption, PrintConfigOption, RayOption, failure, ray_session
-from selfplay.engine.config import make_run_backend
+from selfplay.engine.build import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
 
@@ -63,10 +63,10 @@ def run(
     print_config: PrintConfigOption = False,
 ) -> None:
     """Grow the bank: propose tasks, verify and admit them, solve, reward. Resumable."""
-    from selfplay.engine import ConfigError, documented_yaml, load_config
+    from selfplay.config import ConfigError, RunConfig, documented_yaml, load_config
 
     if print_config:
-        typer.echo(documented_yaml(), nl=False)
+        typer.echo(documented_yaml(RunConfig()), nl=False)
         return
     try:
         cfg = load_config(
@@ -88,8 +88,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     from pipelines.console import stderr, stdout
     from pipelines.progress import Progress
     from selfplay.backends.base import BackendError
-    from selfplay.engine import SelfPlay, metrics_path
-    from selfplay.engine.config import make_run_verifier
+    from selfplay.engine import SelfPlay, make_run_verifier, metrics_path
     from selfplay.verifier import IsolationUnavailable
     from selfplay.verifier.connect import RayUnavailable
     from task_bank.importers import SourceError

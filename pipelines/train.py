@@ -76,8 +76,7 @@ def train(
 ) -> None:
     """Fine-tune the solver (or the proposer) on the bank: GRPO with the curriculum, SFT on
     verified solutions, DPO on pairs. Writes a model directory every --model accepts."""
-    from selfplay.engine import ConfigError, documented_yaml
-    from selfplay.training.config import TrainConfig, load_train_config
+    from selfplay.config import ConfigError, TrainConfig, documented_yaml, load_train_config
 
     if print_config:
         typer.echo(documented_yaml(TrainConfig()), nl=False)

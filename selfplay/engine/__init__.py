@@ -1,15 +1,14 @@
-"""The self-play engine: configuration and the resumable round loop behind `selfplay run`."""
+"""The self-play engine: the resumable round loop behind `selfplay run` (its configuration is
+`selfplay.config.RunConfig`)."""
 
-from selfplay.engine.config import ConfigError, RunConfig, documented_yaml, load_config
+from selfplay.engine.build import make_run_backend, make_run_verifier
 from selfplay.engine.rounds import RoundSummary, SelfPlay, metrics_path, proposer_rewards
 
 __all__ = [
-    "ConfigError",
     "RoundSummary",
-    "RunConfig",
     "SelfPlay",
-    "documented_yaml",
-    "load_config",
+    "make_run_backend",
+    "make_run_verifier",
     "metrics_path",
     "proposer_rewards",
 ]

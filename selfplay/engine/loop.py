@@ -25,62 +25,14 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from selfplay.engine.config import ConfigError, RunConfig, load_yaml_config, make_run_backend
+from selfplay.config import LoopConfig, RunConfig
+from selfplay.engine.build import make_run_backend
 from selfplay.engine.rounds import SelfPlay
-from selfplay.training.config import TrainConfig
 
 LOOP_KEY = "selfplay.loop"
 Progress = Callable[[str, int, int], None]
-
-
-class EvalSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    held_out_fraction: float = Field(
-        0.1, gt=0.0, lt=1.0, description="share of the bank's tasks held out when the loop starts"
-    )
-    seed: int = Field(0, description="seed of the held-out split")
-    humaneval_limit: int | None = Field(
-        None, ge=0, description="HumanEval problems (null: 16 on a CPU, all 164 on a GPU; 0: off)"
-    )
-    max_new_tokens: int = Field(384, ge=16, description="longest answer in evaluation")
-
-
-class ProposerTraining(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(True, description="train the proposer role (dpo on its proposals)")
-    max_steps: int = Field(8, ge=1, description="proposer optimizer steps per iteration")
-    reward: Literal["learnability", "solver_gain"] = Field(
-        "learnability", description="what makes a proposal better (see selfplay train)"
-    )
-
-
-class LoopConfig(BaseModel):
-    """Everything `selfplay loop` does; the YAML file mirrors these fields."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    iterations: int = Field(1, ge=1, description="iterations to run (a killed loop resumes)")
-    models_dir: str | None = Field(
-        None, description="where checkpoints go (default: <bank>.models next to the bank)"
-    )
-    run: RunConfig = Field(default_factory=RunConfig, description="the self-play round")
-    solver: TrainConfig = Field(default_factory=TrainConfig, description="solver training")
-    proposer: ProposerTraining = Field(default_factory=ProposerTraining)
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-
-
-def load_loop_config(path: str | Path | None = None, **overrides: Any) -> LoopConfig:
-    config = load_yaml_config(LoopConfig, path, overrides)
-    config.solver.check()
-    if config.solver.role != "solver":
-        raise ConfigError("solver.role must be solver; the proposer is trained under proposer:")
-    return config
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 from curricula import make_scheduler
 from selfplay.backends.base import Backend
 from selfplay.backends.models import model_label
-from selfplay.engine.config import RunConfig
+from selfplay.config import RunConfig
 from selfplay.proposer.proposer import SOURCE, Proposer
 from selfplay.solver.solver import Solver
 from task_bank.gate import Gate, GateConfig, GateReport

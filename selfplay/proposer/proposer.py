@@ -17,11 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from selfplay import kinds
 from selfplay.backends.base import Backend, Sampling
 from selfplay.backends.models import model_label
+from selfplay.config import ProposerConfig
 from selfplay.prompts import render
 from selfplay.proposer.checks import Reason, run_checks, static_checks
 from selfplay.proposer.parse import inputs_from, program_from
@@ -36,23 +35,6 @@ SOURCE = "selfplay"
 MIN_INPUTS = {name: kind.proposal_inputs for name, kind in kinds.KINDS.items()}
 
 Progress = Callable[[str, int, int], None]
-
-
-class ProposerConfig(BaseModel):
-    """How the proposer samples and what a proposal must satisfy."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    proposals_per_kind: int = Field(3, ge=1, description="programs sampled per task kind per round")
-    references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
-    inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")
-    temperature: float = Field(1.0, ge=0.0, description="sampling temperature of both generations")
-    top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
-    max_new_tokens: int = Field(200, ge=16, description="token budget for the program")
-    input_max_new_tokens: int = Field(80, ge=8, description="token budget for the inputs")
-    max_program_chars: int = Field(2000, ge=100, description="longer programs are rejected")
-    max_output_chars: int = Field(1000, ge=10, description="longer outputs are rejected")
-    reference_chars: int = Field(500, ge=100, description="reference programs are cut to this")
 
 
 @dataclass(slots=True)

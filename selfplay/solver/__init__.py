@@ -1,13 +1,12 @@
 """The solver: n sampled attempts per task, graded by the exported rewards' own function."""
 
 from selfplay.solver.rewards import LEARNABILITY_FORMS, learnability, solver_reward
-from selfplay.solver.solver import Solver, SolverConfig, SolveReport, TaskResult, solver_prompt
+from selfplay.solver.solver import Solver, SolveReport, TaskResult, solver_prompt
 
 __all__ = [
     "LEARNABILITY_FORMS",
     "SolveReport",
     "Solver",
-    "SolverConfig",
     "TaskResult",
     "learnability",
     "solver_prompt",

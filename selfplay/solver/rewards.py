@@ -9,9 +9,8 @@ learnability forms are 0 at p = 0 and p = 1:
 
 from __future__ import annotations
 
-from typing import Literal
+from selfplay.config import Learnability
 
-Learnability = Literal["variance", "absolute_zero"]
 LEARNABILITY_FORMS = ("variance", "absolute_zero")
 
 

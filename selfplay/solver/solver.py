@@ -15,39 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from selfplay import kinds
 from selfplay.backends.base import Backend, Prompt, Sampling
+from selfplay.config import SolverConfig
 from selfplay.kinds.base import BAD_GROUND_TRUTH
 from selfplay.rewards import GroundTruth, InvalidGroundTruth, grade_responses
-from selfplay.solver.rewards import Learnability, learnability
+from selfplay.solver.rewards import learnability
 from selfplay.task import Task
 from task_bank.store import Attempt
 
 Progress = Callable[[str, int, int], None]
 MAX_STORED_RESPONSE = 20_000
-
-
-class SolverConfig(BaseModel):
-    """How the solver samples and how its results become rewards."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tasks: int = Field(
-        1, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
-    )
-    samples: int = Field(3, ge=1, description="attempts per task (n); the pass rate is over these")
-    temperature: float = Field(0.8, ge=0.0, description="sampling temperature")
-    top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
-    max_new_tokens: int = Field(384, ge=8, description="token budget for a program answer")
-    literal_max_new_tokens: int = Field(
-        96, ge=4, description="token budget for an input/output answer"
-    )
-    learnability: Learnability = Field(
-        "variance",
-        description="proposer reward: 'variance' = p(1-p), 'absolute_zero' = 1-p on 0<p<1",
-    )
 
 
 @dataclass(slots=True)

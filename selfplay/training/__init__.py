@@ -1,7 +1,8 @@
 """Training: fine-tune the solver and the proposer on a bank (TRL + peft).
 
 ```python
-from selfplay.training import TrainConfig, train
+from selfplay.config import TrainConfig
+from selfplay.training import train
 from task_bank import Bank
 
 with Bank("selfplay.db") as bank:
@@ -14,16 +15,13 @@ rollouts are written back to the bank; SFT is expert iteration on verified solut
 pairs passing and failing attempts (solver) or better and worse proposals (proposer).
 """
 
-from selfplay.training.config import TrainConfig, load_train_config
 from selfplay.training.data import TrainDataError
 from selfplay.training.trainer import TrainError, TrainResult, train, trained_marker
 
 __all__ = [
-    "TrainConfig",
     "TrainDataError",
     "TrainError",
     "TrainResult",
-    "load_train_config",
     "train",
     "trained_marker",
 ]

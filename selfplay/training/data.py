@@ -20,9 +20,9 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from selfplay.config import TrainConfig
 from selfplay.export.formats import DpoExporter, SftExporter, TrlExporter
 from selfplay.export.select import ExportOptions, Item, select
-from selfplay.training.config import TrainConfig
 from task_bank.store import Bank
 
 

@@ -6,8 +6,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
+from selfplay.config import TrainConfig
 from selfplay.training import data
-from selfplay.training.config import TrainConfig
 
 
 @dataclass(slots=True)

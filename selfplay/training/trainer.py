@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from selfplay.backends.models import TRAINED_MARKER as MARKER
-from selfplay.training.config import TrainConfig
+from selfplay.config import TrainConfig
 
 
 class TrainError(RuntimeError):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from selfplay.engine.loop import LoopConfig
+from selfplay.config import LoopConfig
 from task_bank.store import Bank
 
 CONFIG = {

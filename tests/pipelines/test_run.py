@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from selfplay.engine import RunConfig
+from selfplay.config import RunConfig
 from selfplay.verifier import Verifier
 from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task

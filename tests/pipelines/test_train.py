@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from selfplay.training import TrainConfig
+from selfplay.config import TrainConfig
 from selfplay.verifier import Verifier
 from task_bank.store import Bank
 

@@ -13,8 +13,8 @@ from curricula import register_scheduler
 from curricula.schedulers import Uniform
 from selfplay.backends.base import Prompt
 from selfplay.backends.scripted import ScriptedBackend
-from selfplay.engine import RunConfig, SelfPlay
-from selfplay.engine.config import ConfigError, load_config
+from selfplay.config import ConfigError, RunConfig, load_config
+from selfplay.engine import SelfPlay
 from selfplay.verifier import Verifier
 from task_bank.store import Attempt, Bank
 from task_bank.training import ModelRecord

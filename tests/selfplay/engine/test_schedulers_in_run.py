@@ -12,7 +12,8 @@ from curricula import register_scheduler, scheduler_names
 from curricula.schedulers import Uniform
 from selfplay.backends.base import Prompt
 from selfplay.backends.scripted import ScriptedBackend
-from selfplay.engine import RunConfig, SelfPlay
+from selfplay.config import RunConfig
+from selfplay.engine import SelfPlay
 from selfplay.verifier import Verifier
 from task_bank.store import Bank
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from selfplay.backends.scripted import ScriptedBackend
+from selfplay.config import SolverConfig
 from selfplay.export import ExportOptions, export_bank
-from selfplay.export.prompts import as_response
+from selfplay.kinds.fences import as_response
 from selfplay.rewards import GroundTruth, grade_responses
-from selfplay.solver import Solver, SolverConfig, solver_prompt
+from selfplay.solver import Solver, solver_prompt
 from task_bank.importers import read_source
 from task_bank.store import Bank
 

@@ -4,7 +4,8 @@ a task are always the verifier's, never the model's."""
 
 import pytest
 
-from selfplay.proposer import Proposer, ProposerConfig
+from selfplay.config import ProposerConfig
+from selfplay.proposer import Proposer
 from task_bank.decontam import Decontaminator
 from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task

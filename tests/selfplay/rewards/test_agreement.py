@@ -20,6 +20,7 @@ import pytest
 
 import selfplay.export
 from selfplay.backends.scripted import ScriptedBackend
+from selfplay.config import SolverConfig
 from selfplay.rewards import (
     GroundTruth,
     compute_score,
@@ -27,7 +28,7 @@ from selfplay.rewards import (
     compute_score_batch,
     trl_reward,
 )
-from selfplay.solver import Solver, SolverConfig, solver_prompt
+from selfplay.solver import Solver, solver_prompt
 from task_bank.schema import parse_task
 
 PROGRAM = "def f(s, n=1):\n    return s[::-1] * n\n"

@@ -3,7 +3,8 @@ attempts with solver rewards, pass rates and the proposer's learnability reward.
 
 import pytest
 
-from selfplay.solver import Solver, SolverConfig, learnability
+from selfplay.config import SolverConfig
+from selfplay.solver import Solver, learnability
 
 PROGRAM = "def f(s):\n    return s[::-1].upper()\n"
 

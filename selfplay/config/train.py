@@ -12,7 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from selfplay.engine.config import ConfigError, check_scheduler_options, load_yaml_config
+from selfplay.config.loading import (
+    ConfigError,
+    check_scheduler_options,
+    known_kinds,
+    known_scheduler,
+    load_yaml_config,
+)
 
 METHODS = ("grpo", "sft", "dpo")
 
@@ -34,9 +40,7 @@ class DataSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kinds: list[Literal["codegen", "deduction", "abduction", "induction"]] = Field(
-        default_factory=list, description="only these task kinds (empty: all)"
-    )
+    kinds: list[str] = Field(default_factory=list, description="only these task kinds (empty: all)")
     sources: list[str] = Field(default_factory=list, description="only these sources (empty: all)")
     tasks: list[str] = Field(default_factory=list, description="only these task ids (empty: all)")
     min_pass_rate: float | None = Field(
@@ -57,6 +61,11 @@ class DataSettings(BaseModel):
         "make with this fraction and held_out_seed (0: train on every task)",
     )
     held_out_seed: int = Field(0, description="seed of that split")
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, names: list[str]) -> list[str]:
+        return known_kinds(names)
 
 
 class GrpoSettings(BaseModel):
@@ -121,12 +130,7 @@ class TrainConfig(BaseModel):
     @field_validator("grpo")
     @classmethod
     def _known_scheduler(cls, grpo: GrpoSettings) -> GrpoSettings:
-        from curricula import scheduler_names
-
-        if grpo.scheduler not in scheduler_names():
-            raise ValueError(
-                f"unknown scheduler {grpo.scheduler!r}; allowed: {', '.join(scheduler_names())}"
-            )
+        known_scheduler(grpo.scheduler)
         check_scheduler_options(grpo.scheduler, grpo.scheduler_options)
         return grpo
 

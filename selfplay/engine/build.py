@@ -1,0 +1,42 @@
+"""The runtime objects a `RunConfig` names: its model backend and its verifier.
+
+Both are built lazily (nothing loads until first used) so a command that fails on its config
+or its bank has not paid for a model or a worker pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from selfplay.config import RunConfig
+
+
+def make_run_backend(config: RunConfig) -> Any:
+    """The backend the config's `model:` names, built by the backends' factory (nothing
+    loads until it first generates)."""
+    from selfplay.backends import make_backend
+
+    m = config.model
+    options = dict(m.options)
+    if m.backend == "transformers":
+        options.setdefault("batch_size", m.batch_size)
+        options.setdefault("dtype", m.dtype)
+        options.setdefault("quantize", m.quantize)
+    if m.backend == "openai" and m.base_url:
+        options.setdefault("base_url", m.base_url)
+    if m.ray:
+        return make_backend("ray", m.spec, engine=m.backend, engines=m.ray_engines,
+                            address=m.ray, engine_options=options)  # fmt: skip
+    return make_backend(m.backend, m.spec, **options)
+
+
+def make_run_verifier(config: RunConfig) -> Any:
+    """The verifier the config's `verifier:` names: local sandboxes, or actors on Ray."""
+    v = config.verifier
+    if v.ray:
+        from selfplay.verifier import RayVerifier
+
+        return RayVerifier(v.ray, None, v.workers, v.timeout_s, v.memory_mb)
+    from selfplay.verifier import Verifier
+
+    return Verifier(v.workers, v.timeout_s, v.memory_mb)
