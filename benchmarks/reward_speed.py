@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 def make_batch(n: int) -> tuple[list[str], list[str], list[str]]:
     """(responses, labels, variant names) for n responses."""
-    from selfplay.export.prompts import reference_answer
+    from selfplay.kinds import reference_answer
     from selfplay.rewards import GroundTruth
     from task_bank.importers import read_source
 

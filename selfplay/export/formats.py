@@ -1,8 +1,9 @@
 """One `Exporter` per format; `write` puts one file per split into a directory.
 
-RL formats (verl, trl, openrlhf) hold one row per task with its ground truth. SFT holds
-verified solutions (passing attempts and reference programs), DPO holds pairs of a
-passing and a failing attempt at the same task. Rows are built here and written with
+RL formats (verl, trl, openrlhf) hold one row per task with its ground truth and its kind's
+prompt (`selfplay.kinds.chat`, what the bank's solve rates were measured under). SFT holds
+verified solutions (passing attempts and reference programs), DPO holds pairs of a passing
+and a failing attempt at the same task. Rows are built here and written with
 pyarrow, so every file loads back with `datasets.load_dataset("parquet" | "json", ...)`.
 """
 
@@ -16,8 +17,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from selfplay.export.prompts import as_response, chat, reference_answer
+from selfplay import kinds
 from selfplay.export.select import Item, Selection
+from selfplay.kinds.fences import as_response
 from task_bank.store import Bank
 
 
@@ -86,7 +88,7 @@ class VerlExporter(Exporter):
         return [
             {
                 "data_source": f"selfplay/{item.task.kind}",
-                "prompt": chat(item.task),
+                "prompt": kinds.chat(item.task),
                 "ability": "code",
                 "reward_model": {"style": "rule", "ground_truth": item.ground_truth},
                 "extra_info": _extra_info(i, item),
@@ -102,7 +104,7 @@ class TrlExporter(Exporter):
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
             {
-                "prompt": chat(item.task),
+                "prompt": kinds.chat(item.task),
                 "ground_truth": item.ground_truth,
                 "task_id": item.task.id,
                 "kind": item.task.kind,
@@ -121,7 +123,7 @@ class OpenRLHFExporter(Exporter):
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
             {
-                "input": chat(item.task),
+                "input": kinds.chat(item.task),
                 "label": item.ground_truth,
                 "task_id": item.task.id,
                 "kind": item.task.kind,
@@ -152,8 +154,8 @@ class SftExporter(Exporter):
         attempts = _attempts(bank, [item.task.id for item in items])
         rows = []
         for item in items:
-            prompt = chat(item.task)
-            solutions = [("reference", "reference", reference_answer(item.task))]
+            prompt = kinds.chat(item.task)
+            solutions = [("reference", "reference", kinds.reference_answer(item.task))]
             solutions += [
                 ("attempt", solver, as_response(answer))
                 for solver, answer, passed in attempts.get(item.task.id, [])
@@ -200,7 +202,7 @@ class DpoExporter(Exporter):
             for chosen, rejected in pairs:
                 rows.append(
                     {
-                        "prompt": chat(item.task),
+                        "prompt": kinds.chat(item.task),
                         "chosen": [{"role": "assistant", "content": chosen}],
                         "rejected": [{"role": "assistant", "content": rejected}],
                         "task_id": item.task.id,

@@ -1,8 +1,10 @@
-"""Task kinds: one module per kind, each owning its prompt, answer, ground truth and grading.
+"""Task kinds: one module per kind, each owning its prompts, answer, ground truth and grading.
 
-`get(name)` is the kind of a task; `NAMES` lists them in their canonical order. To add a kind,
-write one module with a `Kind` subclass and register it here: nothing else in selfplay
-branches on the kind's name.
+`get(name)` is the kind of a task; `NAMES` lists them in their canonical order (the built-in
+ones, then those registered later). `chat(task)` and `reference_answer(task)` are what a
+task's kind shows and answers. To add a kind, write `<name>.py` (a `Kind` subclass) with
+`<name>.solve.tmpl` and `<name>.propose.tmpl` beside it and call `register_dir` on their
+directory (`selfplay.kinds.registry`); nothing else in selfplay branches on the kind's name.
 """
 
 from selfplay.kinds.abduction import Abduction
@@ -18,18 +20,21 @@ from selfplay.kinds.base import (
 from selfplay.kinds.codegen import Codegen
 from selfplay.kinds.deduction import Deduction
 from selfplay.kinds.induction import Induction, shown_count
+from selfplay.kinds.registry import (
+    KINDS,
+    NAMES,
+    KindError,
+    chat,
+    get,
+    reference_answer,
+    register,
+    register_dir,
+    unregister,
+)
 
-KINDS: dict[str, Kind] = {k.name: k for k in (Codegen(), Deduction(), Abduction(), Induction())}
-NAMES = tuple(KINDS)
-
-
-def get(name: str) -> Kind:
-    """The kind called `name`; ValueError naming the known ones otherwise."""
-    try:
-        return KINDS[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown task kind {name!r} (known: {', '.join(NAMES)})") from None
-
+for _kind in (Codegen(), Deduction(), Abduction(), Induction()):
+    register(_kind)
+del _kind
 
 __all__ = [
     "BAD_GROUND_TRUTH",
@@ -40,7 +45,13 @@ __all__ = [
     "PASSED",
     "WRONG_ANSWER",
     "Kind",
+    "KindError",
     "Score",
+    "chat",
     "get",
+    "reference_answer",
+    "register",
+    "register_dir",
     "shown_count",
+    "unregister",
 ]

@@ -1,12 +1,9 @@
 """Answers out of model responses, and strict comparison of values. Nothing here runs code.
 
 Where an answer sits in a response:
-- a code answer (codegen, induction) is the last fenced block. A fence is a line of three or
-  more backticks or tildes (an info string such as `python` may follow); the block ends at a
-  line of the same character at least as long, or at the end of the response (generation often
-  stops at the closing fence, which is then cut off);
-- a value answer (deduction, abduction) is the last fenced block, else the text after the last
-  `Answer:`, else the last non-empty line.
+- a code answer (codegen, induction) is the answer's fenced block (`fences.last_code_block`);
+- a value answer (deduction, abduction) is that block, else the text after the last `Answer:`,
+  else the last non-empty line.
 
 Values are read by `parse_value`, an evaluator of literal syntax only: what `ast.literal_eval`
 accepts, plus `inf`, `nan`, `float('inf')`, `float('-inf')`, `float('nan')`, `set()`,
@@ -23,38 +20,11 @@ import math
 import re
 from typing import Any
 
+from selfplay.kinds.fences import last_code_block
+
 MAX_VALUE_CHARS = 100_000  # longer answers are not values a task asks for
 _ANSWER = re.compile(r"answer\s*(?:is)?\s*[:=]\s*(.+)", re.IGNORECASE)
-_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)$")
 _CONSTANTS = {"inf": math.inf, "nan": math.nan}
-
-
-def code_blocks(text: str) -> list[str]:
-    """The bodies of the fenced blocks of `text`, in order (an open last block counts)."""
-    blocks: list[str] = []
-    lines = (text or "").split("\n")
-    i = 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
-            i += 1
-            continue
-        fence = m.group(1)
-        close = re.compile(rf"^[ \t]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        body = []
-        i += 1
-        while i < len(lines) and not close.match(lines[i]):
-            body.append(lines[i])
-            i += 1
-        blocks.append("\n".join(body))
-        i += 1
-    return blocks
-
-
-def last_code_block(text: str) -> str | None:
-    """The last non-empty fenced block, or None."""
-    blocks = [b for b in code_blocks(text) if b.strip()]
-    return blocks[-1] if blocks else None
 
 
 def answer_text(text: str) -> str | None:

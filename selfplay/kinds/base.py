@@ -1,25 +1,28 @@
 """What a task kind is: its prompt, its answer, its ground truth and its grading, in one place.
 
-A kind is one module (`codegen.py`, `deduction.py`, ...) holding one `Kind` subclass; nothing
-else in selfplay branches on the kind's name. The solver, the exports, the rewards and
-`selfplay eval` all ask the kind: the prompt a trainer is shown is the prompt the bank's solve
-rates were measured under, and an attempt in the bank is graded by the very function the
-exported reward calls (`selfplay.rewards.grade_responses`), so a label and a reward agree by
-construction.
+A kind is one module (`codegen.py`, `deduction.py`, ...) holding one `Kind` subclass, with its
+two prompt templates beside it: `<name>.solve.tmpl` (what the solver and a trainer are shown) and
+`<name>.propose.tmpl` (what the proposer is asked to write). Nothing else in selfplay branches on
+the kind's name, and no prompt of a kind lives anywhere else. The solver, the proposer, the
+exports, the rewards and `selfplay eval` all ask the kind: the prompt a trainer is shown is the
+prompt the bank's solve rates were measured under, and an attempt in the bank is graded by the
+very function the exported reward calls (`selfplay.rewards.grade_responses`), so a label and a
+reward agree by construction.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from pathlib import Path
-from string import Template
 from typing import Any
 
+from selfplay.kinds.template import SUFFIX, Rendered, render
 from selfplay.task import Task
 from selfplay.verifier.records import Verdict
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+# A kind's templates, each a file `<name>.<role>.tmpl` beside the kind's module.
+ROLES = ("solve", "propose")
 
 # Reasons a response scores below 1, besides a verifier status (failed, error, timeout, memory).
 PASSED = "passed"
@@ -64,11 +67,6 @@ def examples_with_outputs(task: Task) -> list[dict]:
     return [e for e in (task.examples or []) if e.get("output") is not None]
 
 
-@cache
-def template(name: str) -> Template:
-    return Template((TEMPLATES / f"{name}.txt").read_text(encoding="utf-8"))
-
-
 class Kind:
     """One task kind. Subclasses set the class attributes and implement the hooks."""
 
@@ -88,15 +86,27 @@ class Kind:
     needs_docstring: bool = False
     varied_outputs: bool = False
 
+    # -- its prompts --------------------------------------------------------------------
+    def template_path(self, role: str) -> Path:
+        """The file of the kind's `role` template ("solve" or "propose"): beside its module."""
+        if role not in ROLES:
+            raise ValueError(f"a kind's template is one of {', '.join(ROLES)}, not {role!r}")
+        module = Path(sys.modules[type(self).__module__].__file__ or "")
+        return module.with_name(f"{self.name}.{role}{SUFFIX}")
+
+    def render(self, role: str, **values: object) -> Rendered:
+        """The kind's `role` template with `values` substituted (all must be given)."""
+        return render(self.template_path(role), **values)
+
     # -- what the solver and the trainer see ---------------------------------------------
     def fields(self, task: Task) -> dict[str, str]:
-        """The template's placeholders for `task`."""
+        """The solve template's placeholders for `task`."""
         raise NotImplementedError
 
     def prompt(self, task: Task) -> str:
-        """The user message: the kind's template filled in for `task`."""
+        """The user message: the kind's solve template filled in for `task`."""
         values = {"prompt": task.prompt.strip(), **self.fields(task)}
-        return template(self.name).substitute(values).strip() + "\n"
+        return self.render("solve", **values).message.strip() + "\n"
 
     def chat(self, task: Task) -> list[dict[str, str]]:
         """The prompt as a chat message list (what verl, TRL and OpenRLHF template)."""

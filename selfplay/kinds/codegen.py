@@ -5,14 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from selfplay.kinds.answers import last_code_block
 from selfplay.kinds.base import NO_ANSWER, PASSED, Kind, Score, fail
+from selfplay.kinds.fences import fence, last_code_block
 from selfplay.task import Task
 from selfplay.verifier.records import Verdict
-
-
-def fence(body: str) -> str:
-    return f"```python\n{body.rstrip()}\n```"
 
 
 class Codegen(Kind):

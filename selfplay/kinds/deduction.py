@@ -15,7 +15,7 @@ from selfplay.kinds.base import (
     examples_with_outputs,
     fail,
 )
-from selfplay.kinds.codegen import fence
+from selfplay.kinds.fences import fence
 from selfplay.task import Task
 
 

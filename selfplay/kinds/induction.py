@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfplay.kinds.answers import last_code_block, same_repr
+from selfplay.kinds.answers import same_repr
 from selfplay.kinds.base import (
     NO_ANSWER,
     PASSED,
@@ -15,7 +15,7 @@ from selfplay.kinds.base import (
     examples_with_outputs,
     fail,
 )
-from selfplay.kinds.codegen import fence
+from selfplay.kinds.fences import fence, last_code_block
 from selfplay.task import Task
 from selfplay.verifier.records import Verdict
 

@@ -1,41 +1,29 @@
-"""Prompt templates: one file per role and task kind, rendered with `string.Template`.
+"""The proposer's prompts as a backend takes them, read by the kinds' template loader
+(`selfplay.kinds.template`).
 
-A template file holds the user message; an optional last section after a line
-`--- prefill ---` is the start of the assistant turn (the model continues it, which is
-what keeps a small model to the format). `$name` placeholders are filled in by
-`render`; `$$` is a literal dollar sign. `string.Template` rather than `str.format`
-because the filled-in values are Python programs full of braces.
+`proposer_<kind>` is that kind's own propose template (`selfplay/kinds/<kind>.propose.tmpl`);
+any other name is a prompt no kind owns, a file `<name>.tmpl` here (`proposer_inputs`: the
+calls that become a proposal's example inputs).
 """
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
-from string import Template
 
+from selfplay import kinds
 from selfplay.backends.base import Prompt
+from selfplay.kinds.template import SUFFIX
+from selfplay.kinds.template import render as render_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent
-PREFILL_MARK = "\n--- prefill ---\n"
-
-
-@cache
-def _load(name: str) -> tuple[Template, Template]:
-    path = TEMPLATE_DIR / f"{name}.tmpl"
-    if not path.is_file():
-        raise FileNotFoundError(f"there is no prompt template {name!r} in {TEMPLATE_DIR}")
-    text = path.read_text(encoding="utf-8")
-    body, _, prefill = text.partition(PREFILL_MARK)
-    # The file's last newline is layout, not content, except after an opening fence: the
-    # model should start on the fence's first line, not on the fence.
-    prefill = prefill.removesuffix("\n")
-    if prefill.endswith(("```python", "```")):
-        prefill += "\n"
-    return Template(body.strip("\n")), Template(prefill)
+KIND_PREFIX = "proposer_"
 
 
 def render(name: str, **values: object) -> Prompt:
     """The chat prompt of template `name` with `values` substituted (all must be given)."""
-    body, prefill = _load(name)
-    text = {k: str(v) for k, v in values.items()}
-    return Prompt.user(body.substitute(text), prefill=prefill.substitute(text))
+    kind = name.removeprefix(KIND_PREFIX)
+    if name.startswith(KIND_PREFIX) and kind in kinds.NAMES:
+        text = kinds.get(kind).render("propose", **values)
+    else:
+        text = render_file(TEMPLATE_DIR / f"{name}{SUFFIX}", **values)
+    return Prompt.user(text.message, prefill=text.prefill)

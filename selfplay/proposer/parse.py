@@ -1,5 +1,7 @@
 """Reading a proposal out of model text: the program of the first generation and the
-example inputs of the second. Both arrive as continuations of a prefilled code fence.
+example inputs of the second. Both arrive as continuations of a prefilled code fence, read
+by the one fence reader (`selfplay.kinds.fences`): the prefilled block is the first block of
+the turn, open where the stop string cut its closing fence.
 
 Nothing here runs model code: programs are only parsed with `ast`, inputs only with
 `ast.literal_eval` (never `eval`).
@@ -8,23 +10,9 @@ Nothing here runs model code: programs are only parsed with `ast`, inputs only w
 from __future__ import annotations
 
 import ast
-import re
 
+from selfplay.kinds.fences import code_blocks
 from task_bank.examples import literal_args
-
-FENCE = "```"
-_BLOCK = re.compile(r"```[ \t]*(?:python|py|Python)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
-def fenced_blocks(text: str) -> list[str]:
-    """The contents of the fenced code blocks in `text`; an unclosed last block counts."""
-    return [m.group(1) for m in _BLOCK.finditer(text)]
-
-
-def last_code_block(text: str) -> str | None:
-    """The last fenced code block, or None when there is none."""
-    blocks = [b for b in fenced_blocks(text) if b.strip()]
-    return blocks[-1] if blocks else None
 
 
 def continued(prefill: str, completion: str) -> str:
@@ -34,7 +22,7 @@ def continued(prefill: str, completion: str) -> str:
 
 def program_from(prefill: str, completion: str) -> str | None:
     """The program of a proposal: the first code block of the turn (the prefilled one)."""
-    blocks = fenced_blocks(continued(prefill, completion))
+    blocks = code_blocks(continued(prefill, completion))
     if not blocks or not blocks[0].strip():
         return None
     return blocks[0].strip("\n") + "\n"
@@ -76,7 +64,7 @@ def call_arguments(line: str, entry_point: str, *, max_chars: int = 2_000) -> st
 
 def inputs_from(prefill: str, completion: str, entry_point: str, limit: int) -> list[str]:
     """Distinct literal argument lists of the calls in the prefilled code block."""
-    blocks = fenced_blocks(continued(prefill, completion))
+    blocks = code_blocks(continued(prefill, completion))
     found: dict[str, None] = {}
     for line in (blocks[0] if blocks else "").splitlines():
         args = call_arguments(line, entry_point)

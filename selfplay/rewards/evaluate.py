@@ -181,12 +181,12 @@ def evaluate_bank(
     progress: Any = None,
 ) -> EvalReport:
     """pass@k on exported bank items (`selfplay.export.select.Item`), graded as rewards."""
+    from selfplay import kinds
     from selfplay.backends import Prompt, Sampling
-    from selfplay.export.prompts import chat
     from selfplay.rewards.grade import grade_responses
 
     sampling = sampling or Sampling(temperature=0.0, max_new_tokens=512)
-    prompts = [Prompt(messages=chat(item.task)) for item in items]
+    prompts = [Prompt(messages=kinds.chat(item.task)) for item in items]
     texts = _sample(backend, prompts, samples, sampling, progress)
     flat = [t for row in texts for t in row]
     labels = [item.ground_truth for item in items for _ in range(samples)]

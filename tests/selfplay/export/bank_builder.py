@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from selfplay.export.prompts import as_response
+from selfplay.kinds.fences import as_response
 from selfplay.rewards import GroundTruth, grade_responses
 from task_bank.gate import Gate, GateConfig
 from task_bank.importers import import_source

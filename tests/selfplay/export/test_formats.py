@@ -56,7 +56,7 @@ def test_verl_reward_on_exported_rows_scores_reference_answers_one_and_junk_zero
     rows = list(load(root / "verl", "verl")["test"])
     with Bank(bank_path, create=False) as bank:
         tasks = [bank.get(r["extra_info"]["task_id"]) for r in rows]
-    from selfplay.export.prompts import reference_answer
+    from selfplay.kinds import reference_answer
 
     labels = [r["reward_model"]["ground_truth"] for r in rows]
     good = compute_score_batch(

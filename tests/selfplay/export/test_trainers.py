@@ -25,7 +25,7 @@ from types import SimpleNamespace
 import pytest
 
 from selfplay.export import ExportOptions, export_bank
-from selfplay.export.prompts import reference_answer
+from selfplay.kinds import reference_answer
 from task_bank.store import Bank
 
 WRONG = "```python\nNone\n```"

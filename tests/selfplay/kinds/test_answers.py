@@ -1,4 +1,5 @@
-"""Where an answer sits in a response, and when two values are the same: strictly, with types."""
+"""Where a value answer sits in a response, and when two values are the same: strictly, with
+types (the fenced block an answer is in: test_fences.py)."""
 
 import math
 
@@ -8,39 +9,11 @@ from selfplay.kinds.answers import (
     NotAValue,
     answer_text,
     call_arguments,
-    code_blocks,
-    last_code_block,
     parse_value,
     same,
     same_repr,
     strip_special_tokens,
 )
-
-
-def test_the_last_fenced_block_is_the_answer():
-    text = "First try:\n```python\ndef f(): return 1\n```\nFixed:\n```\ndef f(): return 2\n```\n"
-    assert last_code_block(text) == "def f(): return 2"
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "~~~python\nx = 1\n~~~",
-        "````python\nx = 1\n````",
-        "````\nx = 1\n```\ny = 2\n````",  # a shorter fence inside does not close a longer one
-        "```py\nx = 1\n",  # still open at the end: generation stopped at the closing fence
-        "  ```python\nx = 1\n  ```",
-    ],
-)
-def test_fences_of_backticks_or_tildes_closed_or_left_open(text):
-    block = last_code_block(text)
-    assert block is not None and block.splitlines()[0].strip() == "x = 1"
-
-
-def test_no_block_and_an_empty_block_are_no_answer():
-    assert last_code_block("def f(): return 1") is None
-    assert last_code_block("```python\n\n```") is None
-    assert code_blocks("inline ```code``` is no fence") == []
 
 
 def test_value_answers_come_from_a_block_an_answer_marker_or_the_last_line():

@@ -1,6 +1,6 @@
 """Reading programs and inputs out of model text: parsing only, nothing runs."""
 
-from selfplay.proposer.parse import call_arguments, inputs_from, last_code_block, program_from
+from selfplay.proposer.parse import call_arguments, inputs_from, program_from
 
 PREFILL = "```python\ndef f("
 
@@ -16,10 +16,6 @@ def test_an_unclosed_block_still_gives_the_program():
 
 def test_no_block_gives_none():
     assert program_from("", "I think the answer is 3.") is None
-
-
-def test_last_code_block_takes_the_last_one():
-    assert last_code_block("```python\na = 1\n```\ntext\n```\nb = 2\n```") == "b = 2\n"
 
 
 def test_call_arguments_are_literal_positional_arguments():

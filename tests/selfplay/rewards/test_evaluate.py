@@ -57,8 +57,8 @@ def test_progress_is_reported_per_chunk_and_answers_keep_problem_order(verifier)
 
 
 def test_bank_items_are_graded_with_the_reward(seed_tasks, verifier):
-    from selfplay.export.prompts import chat, reference_answer
     from selfplay.export.select import Item
+    from selfplay.kinds import chat, reference_answer
 
     tasks = [t for t in seed_tasks if t.kind == "codegen"][:2]
     tasks += [t for t in seed_tasks if t.kind == "deduction"][:2]

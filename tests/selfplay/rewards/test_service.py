@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import selfplay.rewards as rewards
-from selfplay.export.prompts import reference_answer
+from selfplay.kinds import reference_answer
 from selfplay.rewards import GroundTruth
 from selfplay.rewards.service import RewardServer
 
