@@ -1,10 +1,15 @@
-"""Fixtures shared across the tree: one real local Ray cluster for every Ray test."""
+"""Fixtures shared across the tree: one real local Ray cluster for every Ray test, one
+sandboxed verifier pool per setting the tests grade under, and an empty bank file per test."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from selfplay.verifier import Verifier
+from task_bank.store import Bank
 
 # The reward pool joins a Ray cluster that this process is connected to; the suite's other
 # reward tests must keep grading locally while the Ray cluster below is up.
@@ -31,3 +36,50 @@ def ray_cluster():
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+# One pool per setting, started once per session (each start is two sandboxed workers with
+# their zygotes and cgroups) and closed at its end. Sharing is safe because a row leaves
+# nothing in its worker for the next row (what tests/selfplay/verifier checks), and a row may
+# set its own timeout_s and memory_mb, so the setting is only the default for rows that do not.
+# Tests that need a pool of their own build one instead: those that count its usage, see it
+# start or close, set the environment it starts in, or need a single worker for two rows.
+# The settings are the ones each folder used before the pools were shared; they are kept
+# apart rather than merged so that no test's rows run under other limits than before.
+
+
+def _pool(timeout_s: float, memory_mb: int):
+    with Verifier(workers=2, timeout_s=timeout_s, memory_mb=memory_mb) as v:
+        yield v
+
+
+@pytest.fixture(scope="session")
+def verifier():
+    """The Verifier's own limits (10 s and 1,024 MB a row): grading as a user's default does."""
+    yield from _pool(10.0, 1024)
+
+
+@pytest.fixture(scope="session")
+def verifier_3s():
+    """3 s a row: the self-play round tests (a row that never ends costs 3 s, not 10)."""
+    yield from _pool(3.0, 1024)
+
+
+@pytest.fixture(scope="session")
+def verifier_3s_512mb():
+    """3 s and 512 MB a row: the proposer and solver tests (a replayed program that loops
+    forever, as one proposer test's does, costs 3 s, not 10)."""
+    yield from _pool(3.0, 512)
+
+
+@pytest.fixture(scope="session")
+def verifier_5s_512mb():
+    """5 s and 512 MB a row: the verifier's own tests (those about a limit set it per row)."""
+    yield from _pool(5.0, 512)
+
+
+@pytest.fixture
+def bank(tmp_path: Path):
+    """An empty bank file of this test's own."""
+    with Bank(tmp_path / "bank.db") as b:
+        yield b

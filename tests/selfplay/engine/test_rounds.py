@@ -15,7 +15,6 @@ from selfplay.backends.base import Prompt
 from selfplay.backends.scripted import ScriptedBackend
 from selfplay.config import ConfigError, RunConfig, load_config
 from selfplay.engine import SelfPlay
-from selfplay.verifier import Verifier
 from task_bank.store import Attempt, Bank
 from task_bank.training import ModelRecord
 
@@ -59,27 +58,23 @@ def config(scheduler: str = "uniform", **options) -> RunConfig:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(workers=2, timeout_s=3.0) as v:
-        yield v
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory, verifier):
+def seeded(tmp_path_factory, verifier_3s):
     path = tmp_path_factory.mktemp("seeded") / "bank.db"
     with Bank(path) as bank:
-        SelfPlay(bank, ScriptedBackend("scripted", script=reply), verifier, config()).run()
+        SelfPlay(bank, ScriptedBackend("scripted", script=reply), verifier_3s, config()).run()
     return path
 
 
 @pytest.fixture
-def bank(seeded, tmp_path):
+def seeded_bank(seeded, tmp_path):
+    """This test's own copy of the bank after the module's first round."""
     shutil.copy(seeded, tmp_path / "bank.db")
     with Bank(tmp_path / "bank.db") as b:
         yield b
 
 
-def test_a_round_records_every_program_with_its_prompt_and_outcome(bank):
+def test_a_round_records_every_program_with_its_prompt_and_outcome(seeded_bank):
+    bank = seeded_bank
     proposals = bank.proposals(1)
     assert [p.item for p in proposals] == [0, 1]
     admitted, broken = proposals
@@ -91,7 +86,8 @@ def test_a_round_records_every_program_with_its_prompt_and_outcome(bank):
     assert {p.proposer for p in proposals} == {"scripted"}
 
 
-def test_the_scheduler_sees_this_solvers_line_only_at_the_rounds_step(bank, verifier):
+def test_the_scheduler_sees_this_solvers_line_only_at_the_rounds_step(seeded_bank, verifier_3s):
+    bank = seeded_bank
     task = bank.new_task_ids(1, "selfplay")[0]
     # Another model's attempts must not count; the model this one was trained from does.
     bank.add_attempts([Attempt(task, "someone-else", "x", "wrong", False, step=1)] * 5)
@@ -100,7 +96,7 @@ def test_the_scheduler_sees_this_solvers_line_only_at_the_rounds_step(bank, veri
     own = bank.solve_stats(["child", "scripted"])  # before the round adds its attempts
     SEEN.clear()
     backend = ScriptedBackend("child", script=reply)
-    SelfPlay(bank, backend, verifier, config("recording", flavor="salty")).run()
+    SelfPlay(bank, backend, verifier_3s, config("recording", flavor="salty")).run()
     assert SEEN and {flavor for flavor, _, _ in SEEN} == {"salty"}
     assert [attrs for _, _, attrs in SEEN] == [{"step": 2}] * len(SEEN)
     _, solver_stats, _ = SEEN[-1]

@@ -14,7 +14,6 @@ from selfplay.backends.base import Prompt
 from selfplay.backends.scripted import ScriptedBackend
 from selfplay.config import RunConfig
 from selfplay.engine import SelfPlay
-from selfplay.verifier import Verifier
 from task_bank.store import Bank
 
 BUILT_IN = ["uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "frontier"]
@@ -30,18 +29,12 @@ def reply(prompt: Prompt, index: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(workers=2, timeout_s=3.0) as v:
-        yield v
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory, verifier):
+def seeded(tmp_path_factory, verifier_3s):
     """A bank with the seeds and one finished round, so schedulers see real statistics."""
     path = tmp_path_factory.mktemp("seeded") / "bank.db"
     with Bank(path) as bank:
         SelfPlay(
-            bank, ScriptedBackend("scripted", script=reply), verifier, _config("uniform")
+            bank, ScriptedBackend("scripted", script=reply), verifier_3s, _config("uniform")
         ).run()
     return path
 
@@ -58,12 +51,12 @@ def _config(scheduler: str) -> RunConfig:
     )
 
 
-def _round_two(seeded, tmp_path, verifier, scheduler: str) -> tuple[list[str], set[str]]:
+def _round_two(seeded, tmp_path, verifier_3s, scheduler: str) -> tuple[list[str], set[str]]:
     path = tmp_path / "bank.db"
     shutil.copy(seeded, path)
     with Bank(path) as bank:
         summaries = SelfPlay(
-            bank, ScriptedBackend("scripted", script=reply), verifier, _config(scheduler)
+            bank, ScriptedBackend("scripted", script=reply), verifier_3s, _config(scheduler)
         ).run()
         assert [s.round for s in summaries] == [2]
         plan = bank.step(2, "solve.plan")
@@ -77,15 +70,15 @@ def _round_two(seeded, tmp_path, verifier, scheduler: str) -> tuple[list[str], s
 @pytest.mark.slow
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_each_built_in_scheduler_picks_the_solver_tasks_of_a_round(
-    seeded, tmp_path, verifier, name
+    seeded, tmp_path, verifier_3s, name
 ):
     assert name in scheduler_names()
-    picked, _ = _round_two(seeded, tmp_path, verifier, name)
+    picked, _ = _round_two(seeded, tmp_path, verifier_3s, name)
     assert len(picked) == EXTRA_TASKS and len(set(picked)) == EXTRA_TASKS
 
 
 @pytest.mark.slow
-def test_a_scheduler_of_the_users_own_is_called_by_the_round(seeded, tmp_path, verifier):
+def test_a_scheduler_of_the_users_own_is_called_by_the_round(seeded, tmp_path, verifier_3s):
     calls = []
 
     @register_scheduler("recording")
@@ -95,7 +88,7 @@ def test_a_scheduler_of_the_users_own_is_called_by_the_round(seeded, tmp_path, v
             calls.append((len(stats), k, graph is not None, list(ids)))
             return ids
 
-    picked, _ = _round_two(seeded, tmp_path, verifier, "recording")
+    picked, _ = _round_two(seeded, tmp_path, verifier_3s, "recording")
     assert calls, "the round never asked the scheduler"
     assert any(k == EXTRA_TASKS and ids == picked for _, k, _, ids in calls)
     assert all(has_graph for _, _, has_graph, _ in calls)  # non-uniform names get the graph

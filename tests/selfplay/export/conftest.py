@@ -8,18 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from selfplay.verifier import Verifier
-
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("SELFPLAY_REWARD_WORKERS", "2")
 
 from bank_builder import build_bank  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def verifier():
-    with Verifier(workers=2, timeout_s=10.0) as v:
-        yield v
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,8 @@
 import pytest
 
 from selfplay.backends.base import Backend, Completion
-from selfplay.verifier import Verifier
 from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task
-from task_bank.store import Bank
 
 
 class Replay(Backend):
@@ -47,21 +45,9 @@ REFERENCE = {
 }
 
 
-@pytest.fixture(scope="session")
-def verifier():
-    with Verifier(workers=2, timeout_s=3.0, memory_mb=512) as v:
-        yield v
-
-
 @pytest.fixture()
-def bank(tmp_path):
-    with Bank(tmp_path / "bank.db") as b:
-        yield b
-
-
-@pytest.fixture()
-def gate(bank, verifier):
-    g = Gate(bank, verifier, GateConfig(timeout_s=3.0))
+def gate(bank, verifier_3s_512mb):
+    g = Gate(bank, verifier_3s_512mb, GateConfig(timeout_s=3.0))
     report = g.admit([parse_task(REFERENCE)])
     assert report.admitted == 1
     return g

@@ -14,7 +14,7 @@ INPUTS = "1)\nf(2)\nf(3)\nf(-4)\nf(10)\n"
 
 
 @pytest.fixture()
-def propose(gate, verifier, replay):
+def propose(gate, verifier_3s_512mb, replay):
     def run(gate_, verifier_, programs, kind="deduction", inputs=(INPUTS,), references=(), **cfg):
         backend = replay(programs, inputs)
         config = ProposerConfig(proposals_per_kind=len(programs), **cfg)
@@ -29,10 +29,14 @@ def only(report, reason):
     assert dict(report.rejected) == {reason: report.proposed}
 
 
-def test_a_valid_proposal_is_admitted_with_provenance(gate, verifier, reference, bank, propose):
+def test_a_valid_proposal_is_admitted_with_provenance(
+    gate, verifier_3s_512mb, reference, bank, propose
+):
     program = "x):\n    return x * x - 3\n```"
     inputs = ("1) == 999\nf(2)\nf(-5)\n```",)  # the model's claimed output is ignored
-    report, backend = propose(gate, verifier, [program], inputs=inputs, references=[reference])
+    report, backend = propose(
+        gate, verifier_3s_512mb, [program], inputs=inputs, references=[reference]
+    )
     assert report.proposed == 1 and len(report.admitted_ids) == 1 and not report.rejected
     task = bank.get(report.admitted_ids[0])
     assert task.source == "selfplay" and task.parent_ids == ["ref-double"]
@@ -49,90 +53,96 @@ def test_a_valid_proposal_is_admitted_with_provenance(gate, verifier, reference,
     assert "return 2 * x" not in backend.prompts[1].messages[-1]["content"]
 
 
-def test_garbage_text_is_counted_not_raised(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["\x00\x01 ))) ``` ``` 🙃", "", "```"])
+def test_garbage_text_is_counted_not_raised(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["\x00\x01 ))) ``` ``` 🙃", "", "```"])
     assert report.proposed == 3 and not report.admitted_ids
     assert sum(report.rejected.values()) == 3
     assert set(report.rejected) <= {"unparseable", "no_code"}
 
 
-def test_program_that_raises_on_load(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return x\nraise SystemExit(3)\n"])
+def test_program_that_raises_on_load(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x\nraise SystemExit(3)\n"])
     only(report, "run_error")
 
 
-def test_program_that_runs_too_long(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    while True:\n        x += 1\n"])
+def test_program_that_runs_too_long(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    while True:\n        x += 1\n"])
     only(report, "run_timeout")
 
 
-def test_program_that_changes_between_runs(gate, verifier, propose):
+def test_program_that_changes_between_runs(gate, verifier_3s_512mb, propose):
     # Passes the static check (the clock is reached through __import__) but not the two runs.
     program = "x):\n    return x + __import__('time').perf_counter_ns() % 1000003\n"
-    report, _ = propose(gate, verifier, [program])
+    report, _ = propose(gate, verifier_3s_512mb, [program])
     only(report, "nondeterministic")
 
 
-def test_output_that_is_not_plain_data(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return object()\n"])
+def test_output_that_is_not_plain_data(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return object()\n"])
     only(report, "output_not_plain_data")
 
 
-def test_output_too_large(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return 'ab' * 5000\n"], max_output_chars=1000)
+def test_output_too_large(gate, verifier_3s_512mb, propose):
+    report, _ = propose(
+        gate, verifier_3s_512mb, ["x):\n    return 'ab' * 5000\n"], max_output_chars=1000
+    )
     only(report, "output_too_large")
 
 
-def test_output_that_is_not_a_literal(gate, verifier, propose):
+def test_output_that_is_not_a_literal(gate, verifier_3s_512mb, propose):
     # A Counter's repr is no value an answer can write (nan, inf and frozenset() are).
     report, _ = propose(
-        gate, verifier, ["x):\n    return __import__('collections').Counter(str(x))\n"]
+        gate, verifier_3s_512mb, ["x):\n    return __import__('collections').Counter(str(x))\n"]
     )
     only(report, "output_not_literal")
 
 
-def test_outputs_like_nan_and_frozensets_are_values(gate, verifier, bank, propose):
+def test_outputs_like_nan_and_frozensets_are_values(gate, verifier_3s_512mb, bank, propose):
     report, _ = propose(
-        gate, verifier, ["x):\n    return float('nan') if x > 1 else frozenset()\n"]
+        gate, verifier_3s_512mb, ["x):\n    return float('nan') if x > 1 else frozenset()\n"]
     )
     task = bank.get(report.admitted_ids[0])
     assert {e["output"] for e in task.examples} <= {"nan", "frozenset()"}
 
 
-def test_every_input_raises(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return x // 0\n"])
+def test_every_input_raises(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x // 0\n"])
     only(report, "inputs_raise")
 
 
-def test_inputs_that_raise_are_dropped_and_the_rest_kept(gate, verifier, bank, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",))
+def test_inputs_that_raise_are_dropped_and_the_rest_kept(gate, verifier_3s_512mb, bank, propose):
+    report, _ = propose(
+        gate, verifier_3s_512mb, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",)
+    )
     task = bank.get(report.admitted_ids[0])
     assert [e["input"] for e in task.examples] == ["5", "2"]
 
 
-def test_too_few_literal_inputs(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",))
+def test_too_few_literal_inputs(gate, verifier_3s_512mb, propose):
+    report, _ = propose(
+        gate, verifier_3s_512mb, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",)
+    )
     only(report, "too_few_inputs")
 
 
-def test_constant_output_is_no_induction_task(gate, verifier, propose):
-    report, _ = propose(gate, verifier, ["x):\n    return 7\n"], kind="induction")
+def test_constant_output_is_no_induction_task(gate, verifier_3s_512mb, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return 7\n"], kind="induction")
     only(report, "constant_output")
 
 
-def test_static_reasons_reach_the_report(gate, verifier, propose):
+def test_static_reasons_reach_the_report(gate, verifier_3s_512mb, propose):
     report, _ = propose(
-        gate, verifier, ["x):\n    import random\n    return random.random() + x\n"]
+        gate, verifier_3s_512mb, ["x):\n    import random\n    return random.random() + x\n"]
     )
     only(report, "unseeded_randomness")
 
 
-def test_a_copy_of_the_reference_is_a_duplicate(gate, verifier, reference, propose):
-    report, _ = propose(gate, verifier, ["y):\n    return 2 * y\n"], inputs=("3)\n",))
+def test_a_copy_of_the_reference_is_a_duplicate(gate, verifier_3s_512mb, reference, propose):
+    report, _ = propose(gate, verifier_3s_512mb, ["y):\n    return 2 * y\n"], inputs=("3)\n",))
     only(report, "duplicate")
 
 
-def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier, propose):
+def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier_3s_512mb, propose):
     loop = "    total = 0\n    for i in range(x):\n        if i % 3 == 0:\n            total += {}\n    return total\n"
     original = parse_task(
         {
@@ -145,21 +155,21 @@ def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier, propo
         }
     )
     assert gate.admit([original]).admitted == 1
-    report, _ = propose(gate, verifier, ["x):\n" + loop.format("2 * i")], inputs=("7)\n",))
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n" + loop.format("2 * i")], inputs=("7)\n",))
     only(report, "near_duplicate")
 
 
-def test_two_equal_proposals_in_one_batch_admit_one(gate, verifier, propose):
+def test_two_equal_proposals_in_one_batch_admit_one(gate, verifier_3s_512mb, propose):
     program = "x):\n    return x ** 3 + 1\n"
-    report, _ = propose(gate, verifier, [program, program])
+    report, _ = propose(gate, verifier_3s_512mb, [program, program])
     assert len(report.admitted_ids) == 1 and dict(report.rejected) == {"duplicate": 1}
 
 
-def test_benchmark_look_alikes_are_not_counted_as_admitted(bank, verifier, propose):
+def test_benchmark_look_alikes_are_not_counted_as_admitted(bank, verifier_3s_512mb, propose):
     decontaminator = Decontaminator()
     decontaminator.add("Bench/1", "", "def f(x):\n    return x * 5 - 1\n")
-    gate = Gate(bank, verifier, GateConfig(timeout_s=3.0), decontaminator=decontaminator)
-    report, _ = propose(gate, verifier, ["x):\n    return x * 5 - 1\n"])
+    gate = Gate(bank, verifier_3s_512mb, GateConfig(timeout_s=3.0), decontaminator=decontaminator)
+    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x * 5 - 1\n"])
     only(report, "contaminated")
     # Kept and flagged, so it stays out of every schedule and export.
     (flagged,) = bank.tasks(source="selfplay", include_contaminated=True)
@@ -167,9 +177,9 @@ def test_benchmark_look_alikes_are_not_counted_as_admitted(bank, verifier, propo
 
 
 @pytest.mark.parametrize("kind", ["codegen", "deduction", "abduction", "induction"])
-def test_each_kind_makes_a_task(gate, verifier, bank, kind, propose):
+def test_each_kind_makes_a_task(gate, verifier_3s_512mb, bank, kind, propose):
     program = 'x):\n    """Return three times x, minus the last digit of x."""\n    return 3 * x - abs(x) % 10\n'
-    report, _ = propose(gate, verifier, [program], kind=kind)
+    report, _ = propose(gate, verifier_3s_512mb, [program], kind=kind)
     assert len(report.admitted_ids) == 1, report.rejected
     task = bank.get(report.admitted_ids[0])
     assert task.kind == kind and len(task.examples) == 5
@@ -177,7 +187,7 @@ def test_each_kind_makes_a_task(gate, verifier, bank, kind, propose):
         assert task.prompt.startswith("Write `f(x)`.") and "three times x" in task.prompt
 
 
-def test_rejections_are_recorded_in_the_bank(gate, verifier, bank, propose):
-    propose(gate, verifier, ["x):\n    return (x\n", "x):\n    return object()\n"])
+def test_rejections_are_recorded_in_the_bank(gate, verifier_3s_512mb, bank, propose):
+    propose(gate, verifier_3s_512mb, ["x):\n    return (x\n", "x):\n    return object()\n"])
     counts = bank.rejection_counts()
     assert counts.get("unparseable") == 1 and counts.get("output_not_plain_data") == 1

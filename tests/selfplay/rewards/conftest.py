@@ -1,4 +1,5 @@
-"""Fixtures: the bundled seed tasks (validated by the bank's own reader) and a real verifier."""
+"""Fixtures: the bundled seed tasks (validated by the bank's own reader); the verifier is the
+shared one (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import os
 
 import pytest
 
-from selfplay.verifier import Verifier
 from task_bank.importers import read_source
 
 # The shared reward pool reads its size from here; two workers suit a small CI machine.
@@ -25,9 +25,3 @@ def by_kind(seed_tasks):
     for t in seed_tasks:
         out.setdefault(t.kind, t)
     return out
-
-
-@pytest.fixture(scope="session")
-def verifier():
-    with Verifier(workers=2, timeout_s=10.0) as v:
-        yield v

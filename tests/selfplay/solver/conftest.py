@@ -1,7 +1,6 @@
 import pytest
 
 from selfplay.backends.base import Backend, Completion
-from selfplay.verifier import Verifier
 from task_bank.schema import parse_task
 
 
@@ -35,12 +34,6 @@ def task(kind, program, inputs, outputs, **extra):
         **extra,
     }
     return parse_task(row, source="test")
-
-
-@pytest.fixture(scope="session")
-def verifier():
-    with Verifier(workers=2, timeout_s=3.0, memory_mb=512) as v:
-        yield v
 
 
 @pytest.fixture()

@@ -51,9 +51,9 @@ MARKERS = {
 
 
 @pytest.mark.parametrize("kind", list(REPLIES))
-def test_grading_per_kind(kind, tasks, verifier, answers):
+def test_grading_per_kind(kind, tasks, verifier_3s_512mb, answers):
     backend = answers({MARKERS[kind]: REPLIES[kind]})
-    solver = Solver(backend, verifier, SolverConfig(samples=3))
+    solver = Solver(backend, verifier_3s_512mb, SolverConfig(samples=3))
     report = solver.attempt([tasks[kind]], round_id=None, step=7)
     passed = [a.passed for a in report.attempts]
     assert passed == [True, False, False]
@@ -66,17 +66,17 @@ def test_grading_per_kind(kind, tasks, verifier, answers):
     assert result.learnability == pytest.approx(1 / 3 * 2 / 3)
 
 
-def test_a_timeout_is_a_failed_attempt_not_a_crash(tasks, verifier, answers):
+def test_a_timeout_is_a_failed_attempt_not_a_crash(tasks, verifier_3s_512mb, answers):
     backend = answers({MARKERS["codegen"]: [REPLIES["codegen"][1]]})
-    report = Solver(backend, verifier, SolverConfig(samples=1)).attempt([tasks["codegen"]])
+    report = Solver(backend, verifier_3s_512mb, SolverConfig(samples=1)).attempt([tasks["codegen"]])
     assert report.attempts[0].status == "timeout" and not report.attempts[0].passed
 
 
-def test_the_prompt_shows_only_what_the_kind_allows(tasks, verifier, answers):
+def test_the_prompt_shows_only_what_the_kind_allows(tasks, verifier_3s_512mb, answers):
     backend = answers({m: REPLIES[k] for k, m in MARKERS.items()})
     seen = []
     backend._generate, inner = (lambda p, n, s: seen.extend(p) or inner(p, n, s)), backend._generate
-    Solver(backend, verifier, SolverConfig(samples=1)).attempt(list(tasks.values()))
+    Solver(backend, verifier_3s_512mb, SolverConfig(samples=1)).attempt(list(tasks.values()))
     text = {k: p.messages[-1]["content"] for k, p in zip(tasks, seen, strict=True)}
     assert "f('ab')" in text["deduction"] and "'BA'" not in text["deduction"]
     assert "'BA'" in text["abduction"]
@@ -96,17 +96,17 @@ def test_learnability_forms():
         learnability(0.5, "other")
 
 
-def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier, answers):
+def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier_3s_512mb, answers):
     backend = answers({MARKERS["deduction"]: REPLIES["deduction"]})
     config = SolverConfig(samples=3, learnability="absolute_zero")
-    (result,) = Solver(backend, verifier, config).attempt([tasks["deduction"]]).results
+    (result,) = Solver(backend, verifier_3s_512mb, config).attempt([tasks["deduction"]]).results
     assert result.learnability == pytest.approx(2 / 3)
 
 
-def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier, answers):
+def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier_3s_512mb, answers):
     hack = fence("def f(s):\n    import gc\n    gc.get_objects()\n    return s[::-1].upper()")
     backend = answers({MARKERS["codegen"]: [hack, REPLIES["codegen"][0]]})
-    report = Solver(backend, verifier, SolverConfig(samples=2)).attempt([tasks["codegen"]])
+    report = Solver(backend, verifier_3s_512mb, SolverConfig(samples=2)).attempt([tasks["codegen"]])
     hacked, clean = report.attempts
     assert hacked.passed and hacked.signals == ["gc_scan"]  # a signal never changes a verdict
     assert clean.passed and clean.signals == []

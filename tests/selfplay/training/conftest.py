@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from selfplay.verifier import Verifier
-
 sys.path.insert(0, str(Path(__file__).parents[1] / "export"))
 os.environ.setdefault("SELFPLAY_REWARD_WORKERS", "2")
 
@@ -19,9 +17,8 @@ from bank_builder import build_bank  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def built_bank(tmp_path_factory) -> Path:
-    with Verifier(workers=2, timeout_s=10.0) as verifier:
-        return build_bank(tmp_path_factory.mktemp("train-bank") / "bank.db", verifier)
+def built_bank(tmp_path_factory, verifier) -> Path:
+    return build_bank(tmp_path_factory.mktemp("train-bank") / "bank.db", verifier)
 
 
 @pytest.fixture

@@ -5,25 +5,19 @@ from pathlib import Path
 
 import pytest
 
-from selfplay.verifier import Verifier
-
 # With --import-mode=importlib test directories are not on sys.path; the shared chaos rows and
 # floods are imported by name.
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-@pytest.fixture(scope="session")
-def verifier():
-    with Verifier(workers=2, timeout_s=5.0, memory_mb=512) as v:
-        yield v
-
-
 @pytest.fixture
-def grade(verifier):
+def grade(verifier_5s_512mb):
     """Grade one program; returns its Verdict."""
 
     def run(program, tests=("pass",), **row):
-        return verifier.grade([{"id": "t", "program": program, "tests": list(tests), **row}])[0]
+        return verifier_5s_512mb.grade(
+            [{"id": "t", "program": program, "tests": list(tests), **row}]
+        )[0]
 
     return run
 

@@ -22,7 +22,7 @@ def comparable(verdict: Verdict) -> dict:
     return d
 
 
-def test_verdicts_equal_the_local_verifiers_in_input_order(ray_cluster, verifier):
+def test_verdicts_equal_the_local_verifiers_in_input_order(ray_cluster, verifier_5s_512mb):
     rows = [
         {
             "id": f"r{i}",
@@ -52,7 +52,7 @@ def test_verdicts_equal_the_local_verifiers_in_input_order(ray_cluster, verifier
         )
         streamed = list(ray_verifier.grade_iter(iter(rows), chunk_rows=3))
         assert ray_verifier.retried == 0
-    local = verifier.grade(rows)
+    local = verifier_5s_512mb.grade(rows)
     assert [comparable(v) for v in remote] == [comparable(v) for v in local]
     assert [comparable(v) for v in streamed] == [comparable(v) for v in local]
     assert [v.status for v in remote[2:5]] == ["passed", "failed", "failed"]

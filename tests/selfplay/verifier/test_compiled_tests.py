@@ -8,14 +8,14 @@ from selfplay.verifier import sandbox
 PROGRAM = "def square(x):\n    return x * x\n"
 
 
-def test_rows_sharing_tests_compile_them_once_and_grade_alike(verifier):
+def test_rows_sharing_tests_compile_them_once_and_grade_alike(verifier_5s_512mb):
     tests = ["assert square(3) == 9", "assert square(-2) == 4"]
     before = sandbox.compiled.cache_info()
     rows = [
         {"id": str(i), "program": PROGRAM, "tests": tests, "calls": ["square(7)"]} for i in range(6)
     ]
     rows.append({"id": "wrong", "program": "def square(x):\n    return x\n", "tests": tests})
-    verdicts = verifier.grade(rows)
+    verdicts = verifier_5s_512mb.grade(rows)
     assert [v.passed for v in verdicts] == [True] * 6 + [False]
     assert all(v.outputs == ["49"] for v in verdicts[:6])
     assert "<test 0>" in verdicts[-1].detail and "square(3) == 9" in verdicts[-1].detail

@@ -223,7 +223,7 @@ def test_result_items_is_a_per_row_limit(grade):
     assert v.signals == ["oversized_result"]
 
 
-def test_generators_are_consumed_in_batches(grade, verifier):
+def test_generators_are_consumed_in_batches(grade, verifier_5s_512mb):
     program = "def gen(n):\n    for i in range(n):\n        yield i * i\n"
     tests = ["assert sum(gen(200_000)) == sum(i * i for i in range(200_000))"]
     v = passes(grade, program, tests, timeout_s=30)

@@ -15,7 +15,7 @@ def problems():
 
 
 @pytest.mark.slow
-def test_every_canonical_solution_passes_and_every_emptied_one_fails(verifier):
+def test_every_canonical_solution_passes_and_every_emptied_one_fails(verifier_5s_512mb):
     rows = []
     for p in problems():
         check = [p["test"] + f"\ncheck({p['entry_point']})\n"]
@@ -25,7 +25,7 @@ def test_every_canonical_solution_passes_and_every_emptied_one_fails(verifier):
         rows.append(
             {"id": p["task_id"] + "/empty", "program": p["prompt"] + "    pass\n", "tests": check}
         )
-    verdicts = verifier.grade(rows)
+    verdicts = verifier_5s_512mb.grade(rows)
     canonical, emptied = verdicts[0::2], verdicts[1::2]
     assert [v.id for v in canonical if not v.passed] == []
     assert [v.id for v in emptied if v.passed] == []

@@ -11,9 +11,9 @@ from selfplay.verifier import IsolationUnavailable, Verifier
 from selfplay.verifier.bwrap import root_mounts
 
 
-def test_sandbox_reports_full_isolation_on_this_machine(verifier):
-    verifier.start()
-    facts = verifier.isolation
+def test_sandbox_reports_full_isolation_on_this_machine(verifier_5s_512mb):
+    verifier_5s_512mb.start()
+    facts = verifier_5s_512mb.isolation
     assert facts["sandbox"] and facts["pid_namespace"] and facts["private_scratch"]
     assert facts["privileges_dropped"] and facts["network"] is False
     assert facts["kernel_settings_read_only"]
@@ -57,7 +57,7 @@ def test_no_dns(grade):
     assert v.passed, v.detail
 
 
-def test_scratch_directory_is_fresh_per_row_and_nothing_else_is_writable(verifier):
+def test_scratch_directory_is_fresh_per_row_and_nothing_else_is_writable(verifier_5s_512mb):
     writer = (
         "import os\n"
         "open('left-behind', 'w').write('x')\n"
@@ -79,7 +79,7 @@ def test_scratch_directory_is_fresh_per_row_and_nothing_else_is_writable(verifie
         "    return [p for p in ('left-behind', '/tmp/also-left', '/dev/shm/shm-left')\n"
         "            if os.path.exists(p)]\n"
     )
-    verdicts = verifier.grade(
+    verdicts = verifier_5s_512mb.grade(
         [{"id": "w", "program": writer, "tests": tests}]
         + [
             {"id": f"r{i}", "program": reader, "tests": ["assert leftovers() == []"]}
@@ -242,7 +242,7 @@ def test_kernel_settings_cannot_be_written_from_a_row(grade):
     assert v.outputs[4] in (str(errno.EROFS), str(errno.ENOENT)), v.outputs
 
 
-def test_a_network_setting_written_by_one_row_is_not_read_by_the_next(verifier):
+def test_a_network_setting_written_by_one_row_is_not_read_by_the_next(verifier_5s_512mb):
     """Read-only /proc/sys: the worker's network namespace keeps its settings, so a value
     one row chose cannot reach the next."""
     writer = (
@@ -257,5 +257,5 @@ def test_a_network_setting_written_by_one_row_is_not_read_by_the_next(verifier):
     for i in range(4):
         rows.append({"id": f"w{i}", "program": writer, "tests": [], "calls": ["write()"]})
         rows.append({"id": f"r{i}", "program": reader, "tests": [], "calls": ["read()"]})
-    verdicts = verifier.grade(rows)
+    verdicts = verifier_5s_512mb.grade(rows)
     assert all(v.outputs[0] != "'1234'" for v in verdicts if v.id.startswith("r"))

@@ -8,9 +8,9 @@ HEALTHY = {"id": "ok", "program": "def f():\n    return 1\n", "tests": ["assert 
 
 
 @pytest.fixture
-def then_healthy(verifier):
+def then_healthy(verifier_5s_512mb):
     def check():
-        assert all(v.passed for v in verifier.grade([dict(HEALTHY) for _ in range(4)]))
+        assert all(v.passed for v in verifier_5s_512mb.grade([dict(HEALTHY) for _ in range(4)]))
 
     return check
 
@@ -39,13 +39,13 @@ def test_memory_limit(grade, then_healthy):
     then_healthy()
 
 
-def test_per_row_memory_limit_overrides_the_default(verifier):
+def test_per_row_memory_limit_overrides_the_default(verifier_5s_512mb):
     program = "def grow():\n    return len(bytearray(200 * 1024 ** 2))\n"
     rows = [
         {"id": "small", "program": program, "tests": ["grow()"], "memory_mb": 128},
         {"id": "default", "program": program, "tests": ["grow()"]},
     ]
-    small, default = verifier.grade(rows)
+    small, default = verifier_5s_512mb.grade(rows)
     assert small.status == "memory" and default.passed
 
 
@@ -62,7 +62,7 @@ def test_file_size_limit(grade):
     assert grade(program, ["assert write(8)"]).passed
 
 
-def test_process_limit_stops_a_fork_bomb(grade, then_healthy, processes_with, verifier):
+def test_process_limit_stops_a_fork_bomb(grade, then_healthy, processes_with, verifier_5s_512mb):
     marker = f"bomb-{uuid.uuid4().hex}"
     program = (
         "import os, sys, time\n"
@@ -75,7 +75,7 @@ def test_process_limit_stops_a_fork_bomb(grade, then_healthy, processes_with, ve
     )
     v = grade(program, ["bomb()"], timeout_s=3)
     assert not v.passed
-    if verifier.isolation.get("cgroups"):
+    if verifier_5s_512mb.isolation.get("cgroups"):
         assert "BlockingIOError" in v.detail or "Resource temporarily unavailable" in v.detail, (
             v.detail
         )
@@ -83,7 +83,7 @@ def test_process_limit_stops_a_fork_bomb(grade, then_healthy, processes_with, ve
     then_healthy()
 
 
-def test_thread_limit(grade, verifier):
+def test_thread_limit(grade, verifier_5s_512mb):
     program = (
         "import threading, time\n"
         "def spawn(n):\n"

@@ -62,7 +62,7 @@ def test_mixed_batch_keeps_healthy_rows_and_leaks_nothing(tmp_path):
     assert _cgroups() == cgroups_before
 
 
-def test_grade_can_be_called_from_several_threads(verifier):
+def test_grade_can_be_called_from_several_threads(verifier_5s_512mb):
     from concurrent.futures import ThreadPoolExecutor
 
     def batch(k):
@@ -74,7 +74,7 @@ def test_grade_can_be_called_from_several_threads(verifier):
             }
             for i in range(10)
         ]
-        return verifier.grade(rows)
+        return verifier_5s_512mb.grade(rows)
 
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(batch, range(4)))

@@ -38,8 +38,8 @@ def test_rejects_malformed_rows_with_a_sentence_naming_the_field(obj, field):
         parse_row(obj)
 
 
-def test_invalid_rows_get_status_invalid_and_the_rest_still_run(verifier):
-    verdicts = verifier.grade(
+def test_invalid_rows_get_status_invalid_and_the_rest_still_run(verifier_5s_512mb):
+    verdicts = verifier_5s_512mb.grade(
         [
             {"id": "bad", "program": 3, "tests": []},
             {"id": "good", "program": "def f():\n    return 1\n", "tests": ["assert f() == 1"]},

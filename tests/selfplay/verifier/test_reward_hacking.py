@@ -192,9 +192,9 @@ def test_reading_the_test_process_memory_or_test_files(grade):
     ],
     ids=["fork-bomb", "thread-bomb", "memory-bomb", "output-flood", "segfault"],
 )
-def test_starving_or_crashing_leaves_the_worker_healthy(grade, verifier, attack):
+def test_starving_or_crashing_leaves_the_worker_healthy(grade, verifier_5s_512mb, attack):
     not_passed(grade, f"def square(x):\n    {attack}\n", timeout_s=3)
-    ok = verifier.grade(
+    ok = verifier_5s_512mb.grade(
         [{"id": "ok", "program": "def square(x):\n    return x * x\n", "tests": SQUARE_TESTS}] * 4
     )
     assert all(v.passed for v in ok)
@@ -286,7 +286,7 @@ def test_signals_to_the_test_process_are_ignored(grade, sig):
 
 @pytest.mark.parametrize("target", ["os.getppid()", "0", "-1"])
 def test_signals_to_everything_the_solution_can_name_reach_nothing_but_its_row(
-    verifier, grade, target
+    verifier_5s_512mb, grade, target
 ):
     # The solution's parent (the zygote) is outside the row's namespace, its process group
     # is its own, and every other process of the worker (the next row's, prepared meanwhile)
@@ -298,7 +298,7 @@ def test_signals_to_everything_the_solution_can_name_reach_nothing_but_its_row(
     )
     rows = [{"id": str(i), "program": program, "tests": SQUARE_TESTS} for i in range(4)]
     rows += [{"id": "ok", "program": "def square(x):\n    return x * x\n", "tests": SQUARE_TESTS}]
-    verdicts = verifier.grade(rows * 2)
+    verdicts = verifier_5s_512mb.grade(rows * 2)
     assert [v.passed for v in verdicts] == [False] * 4 + [True] + [False] * 4 + [True], [
         v.detail for v in verdicts
     ]
