@@ -4,12 +4,17 @@ sandboxed verifier pool per setting the tests grade under, and an empty bank fil
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from selfplay.verifier import Verifier
 from task_bank.store import Bank
+
+# Helpers the test modules import (`from selfplay_cli import run_cli`): with
+# --import-mode=importlib test folders are not on sys.path.
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
 # The reward pool joins a Ray cluster that this process is connected to; the suite's other
 # reward tests must keep grading locally while the Ray cluster below is up.

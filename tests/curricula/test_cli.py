@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from selfplay_cli import run_cli
 from typer.testing import CliRunner
 
 from curricula.graph_store import load_graph
@@ -71,10 +70,7 @@ def test_an_unknown_structure_is_one_sentence_and_exit_2():
 
 @pytest.mark.slow
 def test_an_unknown_scheduler_is_one_sentence_and_exit_2():
-    result = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "curriculum", "simulate", "--schedulers", "uniform,nope"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = run_cli("curriculum", "simulate", "--schedulers", "uniform,nope", timeout=120)
     assert result.returncode == 2
     assert (
         result.stderr.strip().splitlines() == [result.stderr.strip()]

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from selfplay_cli import run_cli
 
-
-def selfplay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "eval", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+selfplay = functools.partial(run_cli, "eval")
 
 
 @pytest.mark.slow

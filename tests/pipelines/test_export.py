@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from selfplay_cli import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "selfplay" / "export"))
 
@@ -17,17 +17,8 @@ from bank_builder import build_bank  # noqa: E402
 
 
 def selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ, SELFPLAY_REWARD_WORKERS="2", **(env or {}))
-    for name, value in (env or {}).items():
-        if value is None:
-            full_env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "export", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=full_env,
-    )
+    # Two reward workers suit a small CI machine; a test's env may change or remove (None) more.
+    return run_cli("export", *args, env={"SELFPLAY_REWARD_WORKERS": "2", **(env or {})})
 
 
 @pytest.fixture(scope="module")

@@ -4,17 +4,18 @@ and loses nothing it committed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from selfplay_cli import cli_command, one_sentence_error, run_cli
 
 from selfplay.config import LoopConfig
 from task_bank.store import Bank
@@ -33,20 +34,8 @@ CONFIG = {
 }
 
 
-def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "loop", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def one_sentence_error(res: subprocess.CompletedProcess, *needles: str) -> None:
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
-    for needle in needles:
-        assert needle in res.stderr, res.stderr
+# A loop iteration trains and evaluates a model: ten minutes before a call counts as hung.
+cli = functools.partial(run_cli, "loop", timeout=600)
 
 
 def committed(bank: Path) -> set[tuple[int, str]]:
@@ -63,7 +52,7 @@ def committed(bank: Path) -> set[tuple[int, str]]:
 def kill_when(command: list[str], ready, limit: float = 500) -> None:
     """Start `selfplay loop`, SIGKILL it the moment `ready()` holds."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "loop", *command],
+        cli_command("loop", *command),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

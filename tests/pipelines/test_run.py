@@ -5,6 +5,7 @@ with the real bundled model (slow). Killing a run at any point and starting it a
 must lose no admitted task and repeat no finished round.
 """
 
+import functools
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from selfplay_cli import one_sentence_error, run_cli
 
 from selfplay.config import RunConfig
 from selfplay.verifier import Verifier
@@ -27,20 +29,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "run_scripted.py"
 
 
-def selfplay(*args, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def one_sentence_error(res, *needles):
-    assert res.returncode == 2, res.stderr
-    assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
-    for needle in needles:
-        assert needle in res.stderr, res.stderr
+selfplay = functools.partial(run_cli, "run")
 
 
 # ---- configuration ------------------------------------------------------------------
@@ -210,12 +199,7 @@ def test_the_command_with_the_scripted_backend(tmp_path):
         assert task.examples[0] == {"input": "2", "output": "2"}
         (attempt,) = b.conn.execute("SELECT answer, passed FROM attempts").fetchall()
     assert attempt == ("```python\n6\n```", 0)  # f(2) is 2, so the answer 6 is graded wrong
-    listed = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "bank", "rewards", "--bank", str(bank)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    listed = run_cli("bank", "rewards", "--bank", str(bank), timeout=120)
     assert listed.returncode == 0, listed.stderr
     (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
     assert (row["task_id"], row["round"], row["kind"]) == (task.id, 1, "deduction")

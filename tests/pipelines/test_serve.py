@@ -6,14 +6,15 @@ import json
 import signal
 import socket
 import subprocess
-import sys
+
+from selfplay_cli import cli_command
 
 from selfplay.backends import Prompt, Sampling, make_backend
 
 
 def start(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "serve", *args],
+        cli_command("serve", *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,8 +6,9 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import urllib.request
+
+from selfplay_cli import cli_command
 
 from selfplay.rewards import GroundTruth
 
@@ -16,7 +17,7 @@ LABEL = GroundTruth(kind="codegen", entry_point="f", tests=["assert f(2) == 4"])
 
 def start(*args: str, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "serve-rewards", "--workers", "1", *args],
+        cli_command("serve-rewards", "--workers", "1", *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

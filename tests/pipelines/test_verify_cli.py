@@ -5,22 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from selfplay_cli import run_cli
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "verify.jsonl"
-
-
-def selfplay(*args, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_bundled_examples_get_the_expected_verdicts(tmp_path):
     out = tmp_path / "verdicts.jsonl"
-    res = selfplay("verify", str(EXAMPLES), "-o", str(out))
+    res = run_cli("verify", str(EXAMPLES), "-o", str(out))
     assert res.returncode == 0, res.stderr
     verdicts = {v["id"]: v for v in map(json.loads, out.read_text().splitlines())}
     assert {k: v["status"] for k, v in verdicts.items()} == {
@@ -58,7 +50,7 @@ def test_stdin_to_stdout_with_malformed_lines(tmp_path):
         json.dumps({"id": "no-tests", "program": "x = 1\n"}),
         json.dumps([1, 2]),
     ]
-    res = selfplay("verify", "-", "-o", "-", stdin="\n".join(lines) + "\n")
+    res = run_cli("verify", "-", "-o", "-", stdin="\n".join(lines) + "\n")
     assert res.returncode == 0, res.stderr
     verdicts = [json.loads(line) for line in res.stdout.splitlines()]
     assert [v["status"] for v in verdicts] == ["passed", "invalid", "invalid", "invalid"]
@@ -67,25 +59,29 @@ def test_stdin_to_stdout_with_malformed_lines(tmp_path):
 
 
 def test_unreadable_input_is_one_sentence_and_exit_2(tmp_path):
-    res = selfplay("verify", str(tmp_path / "missing.jsonl"), "-o", "-")
+    res = run_cli("verify", str(tmp_path / "missing.jsonl"), "-o", "-")
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0 and "cannot read" in res.stderr
     assert "Traceback" not in res.stderr
 
 
 def test_unwritable_output_is_one_sentence_and_exit_2(tmp_path):
-    res = selfplay("verify", str(EXAMPLES), "-o", str(tmp_path / "no" / "such" / "dir.jsonl"))
+    res = run_cli("verify", str(EXAMPLES), "-o", str(tmp_path / "no" / "such" / "dir.jsonl"))
     assert res.returncode == 2 and "cannot write" in res.stderr and "Traceback" not in res.stderr
 
 
 def _verify_without_bubblewrap(tmp_path, *options):
     env_path = tmp_path / "bin"
     env_path.mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *options, "verify", str(EXAMPLES), "-o", "-"],
-        capture_output=True,
-        text=True,
+    # Nothing of this environment but a PATH without bwrap on it.
+    return run_cli(
+        *options,
+        "verify",
+        str(EXAMPLES),
+        "-o",
+        "-",
         env={"PATH": str(env_path)},
+        inherit_env=False,
         timeout=120,
     )
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row, write_jsonl
+from selfplay_cli import run_cli
 from typer.testing import CliRunner
 
 from pipelines.cli import app
@@ -30,21 +28,11 @@ ROWS = [
 ]
 
 
-def _selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
-
-
 @pytest.mark.slow
 def test_import_then_stats_json_show_and_list(tmp_path):
     good = write_jsonl(tmp_path / "mine.jsonl", ROWS[:3])
     bank_path = tmp_path / "b.db"
-    result = _selfplay("bank", "import", str(good), env={"SELFPLAY_BANK": str(bank_path)})
+    result = run_cli("bank", "import", str(good), env={"SELFPLAY_BANK": str(bank_path)})
     assert result.returncode == 0, result.stderr
     assert "admitted" in result.stdout
     with Bank(bank_path) as bank:
@@ -103,10 +91,10 @@ def test_import_then_stats_json_show_and_list(tmp_path):
 def test_a_malformed_file_exits_2_with_one_sentence_and_leaves_the_bank_alone(tmp_path):
     bank_path = tmp_path / "b.db"
     good = write_jsonl(tmp_path / "good.jsonl", ROWS[:1])
-    assert _selfplay("bank", "import", str(good), "--bank", str(bank_path)).returncode == 0
+    assert run_cli("bank", "import", str(good), "--bank", str(bank_path)).returncode == 0
     before = bank_path.read_bytes()
     bad = write_jsonl(tmp_path / "bad.jsonl", ROWS)  # row 4 is not valid Python
-    result = _selfplay("bank", "import", str(bad), "--bank", str(bank_path))
+    result = run_cli("bank", "import", str(bad), "--bank", str(bank_path))
     assert result.returncode == 2
     assert result.stderr.strip() == (
         f"selfplay bank: {bad} line 4: field 'program' is not valid Python "
@@ -136,7 +124,7 @@ def test_bad_arguments_exit_2_without_creating_a_bank(tmp_path):
 
 
 def test_version():
-    res = _selfplay("--version")
+    res = run_cli("--version")
     assert res.returncode == 0 and res.stdout.startswith("selfplay ")
     from importlib.metadata import version
 
@@ -145,34 +133,34 @@ def test_version():
 
 def test_list_sorts_and_fits_80_columns(tmp_path):
     bank = tmp_path / "b.db"
-    assert _selfplay("bank", "import", "seeds", "--bank", str(bank)).returncode == 0
+    assert run_cli("bank", "import", "seeds", "--bank", str(bank)).returncode == 0
 
     def ids(order: str) -> list[str]:
-        res = _selfplay(
+        res = run_cli(
             "bank", "list", "--bank", str(bank), "--sort", order, "--limit", "500", "--json"
         )
         return [json.loads(line)["id"] for line in res.stdout.splitlines()]
 
     oldest = ids("oldest")
     assert len(oldest) == 104 and ids("newest") == oldest[::-1]
-    table = _selfplay("bank", "list", "--bank", str(bank), "--limit", "5", env={"COLUMNS": "80"})
+    table = run_cli("bank", "list", "--bank", str(bank), "--limit", "5", env={"COLUMNS": "80"})
     assert table.returncode == 0 and "seed-" in table.stdout
     assert max(len(line) for line in table.stdout.splitlines()) <= 80
-    bad = _selfplay("bank", "list", "--bank", str(bank), "--sort", "sideways")
+    bad = run_cli("bank", "list", "--bank", str(bank), "--sort", "sideways")
     assert bad.returncode == 2 and bad.stderr.strip().startswith("selfplay bank: --sort must be")
 
 
 def test_importing_an_empty_file_warns_and_imports_nothing(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    res = _selfplay("bank", "import", str(empty), "--bank", str(tmp_path / "b.db"), "--json")
+    res = run_cli("bank", "import", str(empty), "--bank", str(tmp_path / "b.db"), "--json")
     assert res.returncode == 0
     assert "holds no records; nothing was imported" in res.stderr
     assert json.loads(res.stdout)["admitted"] == 0
 
 
 def test_progress_without_a_terminal_is_plain_lines(tmp_path):
-    res = _selfplay("bank", "import", "seeds", "--bank", str(tmp_path / "b.db"))
+    res = run_cli("bank", "import", "seeds", "--bank", str(tmp_path / "b.db"))
     assert res.returncode == 0
     lines = [line for line in res.stderr.splitlines() if line.startswith("admitting: ")]
     assert lines and lines[-1].startswith("admitting: 104/104")

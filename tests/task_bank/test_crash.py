@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from bank_samples import write_jsonl
+from selfplay_cli import cli_command, run_cli
 
 from task_bank.store import Bank
 
@@ -97,10 +98,7 @@ def test_killed_import_keeps_committed_batches_and_a_rerun_completes_it(tmp_path
     ]
     source = write_jsonl(tmp_path / "many.jsonl", rows)
     path = tmp_path / "bank.db"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pipelines.cli",
+    args = [
         "bank",
         "import",
         str(source),
@@ -112,7 +110,10 @@ def test_killed_import_keeps_committed_batches_and_a_rerun_completes_it(tmp_path
         "1",
     ]
     proc = subprocess.Popen(
-        cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        cli_command(*args),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     seen: set[str] = set()
     deadline = time.time() + 120
@@ -131,7 +132,7 @@ def test_killed_import_keeps_committed_batches_and_a_rerun_completes_it(tmp_path
     after = {r[0] for r in conn.execute("SELECT id FROM tasks")}
     conn.close()
     assert seen <= after and len(after) < len(rows)
-    rerun = subprocess.run(cmd + ["--json"], capture_output=True, text=True, timeout=600)
+    rerun = run_cli(*args, "--json", timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)
     assert report["already_present"] == len(after)
