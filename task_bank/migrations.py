@@ -179,6 +179,18 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE attempts ADD COLUMN isolation TEXT NOT NULL DEFAULT 'unrecorded';
     """,
+    # 8: a task's kind is any registered kind (`selfplay.kinds.register_dir`), checked when a
+    # row is parsed, so the table's CHECK listing the four built-in ones goes. SQLite cannot
+    # drop a constraint, and rebuilding `tasks` would cascade into every table referencing it;
+    # its documented way to remove a CHECK is to edit the table's SQL in the schema (the
+    # stored rows do not change). RESET reloads the schema in this connection.
+    """
+    PRAGMA writable_schema = ON;
+    UPDATE sqlite_schema
+    SET sql = replace(sql, ' CHECK (kind IN (''codegen'', ''deduction'', ''abduction'', ''induction''))', '')
+    WHERE type = 'table' AND name = 'tasks';
+    PRAGMA writable_schema = RESET;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -73,7 +73,7 @@ def dedup_key(task: Task, program_hash: str) -> str:
     """Exact-duplicate key: same kind and normalized program, and for deduction and
     abduction the same question (the shown input, resp. output)."""
     key = f"{task.kind}:{program_hash}"
-    kind = kinds.KINDS.get(task.kind)  # an unknown kind is refused by the table's CHECK
+    kind = kinds.KINDS.get(task.kind)  # an unknown kind is refused when its row is parsed
     shown = kind.shown(task) if kind is not None else None
     if shown is not None:
         key += f":{shown}"

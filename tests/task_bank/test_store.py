@@ -86,9 +86,10 @@ def test_tasks_round_trip_and_duplicates_are_not_inserted_twice(bank):
 def test_a_failed_write_leaves_nothing_behind(bank):
     bank.add_tasks([_task(1)])
     with pytest.raises(sqlite3.IntegrityError):
-        # the second task's kind breaks a CHECK constraint: the whole batch rolls back
+        # the second task has no prompt, which breaks a NOT NULL constraint: the whole batch
+        # rolls back
         bad = _task(3)
-        bad.kind = "nonsense"
+        bad.prompt = None
         bank.add_tasks([_task(2), bad])
     assert bank.count() == 1
 
