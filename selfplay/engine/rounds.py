@@ -261,7 +261,7 @@ class SelfPlay:
 
     def _rewards(self, round_id: int) -> None:
         """Pass rates of this round's attempts; the proposer's learnability reward per new task."""
-        from selfplay.solver.rewards import learnability
+        from selfplay.solver.learnability import learnability
 
         counts = self.bank.round_pass_counts(round_id)
         form = self.config.solver.learnability
@@ -273,7 +273,9 @@ class SelfPlay:
         for tid in self._new_ids(round_id):
             if tid in rates:
                 rewards[tid] = rates[tid] | {
-                    "learnability": learnability(rates[tid]["pass_rate"], form)
+                    "learnability": learnability(
+                        rates[tid]["successes"], rates[tid]["attempts"], form
+                    )
                 }
         self._commit(round_id, "rewards", {"form": form, "proposer": rewards, "solver": rates})
 

@@ -1,6 +1,6 @@
 """The solver: n sampled attempts per task, graded by the exported rewards' own function."""
 
-from selfplay.solver.rewards import LEARNABILITY_FORMS, learnability, solver_reward
+from selfplay.solver.learnability import LEARNABILITY_FORMS, learnability
 from selfplay.solver.solver import Solver, SolveReport, TaskResult, solver_prompt
 
 __all__ = [
@@ -10,5 +10,4 @@ __all__ = [
     "TaskResult",
     "learnability",
     "solver_prompt",
-    "solver_reward",
 ]

@@ -3,8 +3,8 @@
 A task's prompt is its kind's (`selfplay.kinds`), exactly what `selfplay export` ships, and
 each response is scored by `selfplay.rewards.grade_responses`, exactly what the trainers' reward
 functions call: a pass rate in the bank is the reward a trainer would have computed. Each
-attempt becomes a `task_bank.store.Attempt` with its score; each task gets its pass rate over the
-n attempts and the proposer's learnability reward from it.
+attempt becomes a `task_bank.store.Attempt` with its score; each task gets its pass counts over
+the n attempts (the round turns a new task's into the proposer's reward, `learnability`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from selfplay.backends.base import Backend, Prompt, Sampling
 from selfplay.config import SolverConfig
 from selfplay.kinds.base import BAD_GROUND_TRUTH
 from selfplay.rewards import GroundTruth, InvalidGroundTruth, grade_responses
-from selfplay.solver.rewards import learnability
 from selfplay.task import Task
 from task_bank.store import Attempt
 
@@ -34,7 +33,6 @@ class TaskResult:
     attempts: int
     successes: int
     pass_rate: float
-    learnability: float
 
 
 @dataclass(slots=True)
@@ -140,12 +138,7 @@ class Solver:
                         isolation=score.isolation if score is not None else "sandbox",
                     )
                 )
-            rate = successes / n
-            report.results.append(
-                TaskResult(
-                    task.id, n, successes, rate, learnability(rate, self.config.learnability)
-                )
-            )
+            report.results.append(TaskResult(task.id, n, successes, successes / n))
         report.tokens = self.backend.stats.tokens - tokens0
         report.seconds = time.perf_counter() - started
         return report

@@ -1,10 +1,11 @@
 """`Solver.attempt` with replayed answers and the real sandboxed verifier: grading per kind,
-attempts with solver rewards, pass rates and the proposer's learnability reward."""
+attempts with solver rewards and pass counts (the proposer's reward from those counts:
+test_learnability.py)."""
 
 import pytest
 
 from selfplay.config import SolverConfig
-from selfplay.solver import Solver, learnability
+from selfplay.solver import Solver
 
 PROGRAM = "def f(s):\n    return s[::-1].upper()\n"
 
@@ -63,7 +64,6 @@ def test_grading_per_kind(kind, tasks, verifier_3s_512mb, answers):
     assert all(a.task_id == tasks[kind].id and a.step == 7 for a in report.attempts)
     (result,) = report.results
     assert result.successes == 1 and result.pass_rate == pytest.approx(1 / 3)
-    assert result.learnability == pytest.approx(1 / 3 * 2 / 3)
 
 
 def test_a_timeout_is_a_failed_attempt_not_a_crash(tasks, verifier_3s_512mb, answers):
@@ -85,22 +85,6 @@ def test_the_prompt_shows_only_what_the_kind_allows(tasks, verifier_3s_512mb, an
     )
     assert "'Q'" not in text["induction"]  # held out
     assert PROGRAM.strip() not in text["induction"] and PROGRAM.strip() not in text["codegen"]
-
-
-def test_learnability_forms():
-    assert learnability(0.0) == learnability(1.0) == 0.0
-    assert learnability(0.5) == 0.25 and learnability(0.25, "variance") == 0.1875
-    assert learnability(0.25, "absolute_zero") == 0.75
-    assert learnability(1.0, "absolute_zero") == learnability(0.0, "absolute_zero") == 0.0
-    with pytest.raises(ValueError, match="absolute_zero"):
-        learnability(0.5, "other")
-
-
-def test_absolute_zero_rewards_the_hardest_solvable_task(tasks, verifier_3s_512mb, answers):
-    backend = answers({MARKERS["deduction"]: REPLIES["deduction"]})
-    config = SolverConfig(samples=3, learnability="absolute_zero")
-    (result,) = Solver(backend, verifier_3s_512mb, config).attempt([tasks["deduction"]]).results
-    assert result.learnability == pytest.approx(2 / 3)
 
 
 def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier_3s_512mb, answers):
