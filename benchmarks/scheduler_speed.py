@@ -111,7 +111,7 @@ class PandasSample:
     """The peer: pandas' weighted sampling without replacement, on the same learnability."""
 
     def select(self, stats: pd.DataFrame, k: int, graph=None) -> list:
-        weights = pd.Series(estimate(stats).learnability, index=stats.index)
+        weights = pd.Series(estimate(stats).expected_variance, index=stats.index)
         return stats.sample(k, weights=weights, random_state=0).index.tolist()
 
 

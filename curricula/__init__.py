@@ -2,7 +2,7 @@
 
 `make_scheduler(name, seed=0).select(stats, k, graph=None)` returns k distinct task ids;
 `DifficultyGraph` holds the structure between tasks (lineage, similarity, difficulty order);
-`estimate` gives per-task Beta posteriors, learnability, uncertainty and staleness.
+`estimate` gives per-task Beta posteriors, expected reward variance, uncertainty and staleness.
 """
 
 # Registers the built-in schedulers: five in curricula.schedulers, then the frontier.

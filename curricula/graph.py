@@ -30,7 +30,7 @@ from curricula.edges import EdgeArrays, EdgeCache, compile_edges
 from curricula.frontier import frontier_mask
 from curricula.posterior import estimate
 
-NODE_COLUMNS = ("kind", "skill", "attempts", "successes", "pass_rate", "learnability")
+NODE_COLUMNS = ("kind", "skill", "attempts", "successes", "pass_rate", "expected_variance")
 EDGE_COLUMNS = ("relation", "prerequisite", "weight", "similarity")
 
 
@@ -128,12 +128,12 @@ class DifficultyGraph:
                 known["attempts"].to_numpy().tolist(),
                 known["successes"].to_numpy().tolist(),
                 est.mean.tolist(),
-                est.learnability.tolist(),
+                est.expected_variance.tolist(),
                 strict=True,
             )
-            for tid, att, suc, pr, lb in rows:
+            for tid, att, suc, pr, ev in rows:
                 self.graph.nodes[tid].update(
-                    attempts=att, successes=suc, pass_rate=pr, learnability=lb
+                    attempts=att, successes=suc, pass_rate=pr, expected_variance=ev
                 )
         changed = self._order_edges(known, edges, est.mean, margin, min_attempts)
         if changed:

@@ -109,7 +109,8 @@ def bank_graph(
 
 
 def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -> dict[str, Any]:
-    """Frontier tasks, learnability distribution and skill coverage, as plain data."""
+    """Frontier tasks, the distribution of expected reward variance E[p(1-p)] and skill
+    coverage, as plain data."""
     stats = view.stats
     from curricula.edges import compile_edges
 
@@ -117,7 +118,7 @@ def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -
     est = estimate(stats, edges).frame(stats.index)
     on_frontier = frontier_mask(stats, edges, mastery=mastery)
     mastered = estimate(stats).mean >= mastery
-    frontier = est[on_frontier].sort_values("learnability", ascending=False)
+    frontier = est[on_frontier].sort_values("expected_variance", ascending=False)
     skills = {tid: skill for skill, ids in graph.skill_clusters().items() for tid in ids}
     per_task = pd.DataFrame(
         {
@@ -143,18 +144,18 @@ def summarize(view: BankView, graph: DifficultyGraph, *, mastery: float = 0.8) -
     edges_by_relation = pd.Series(
         [d.get("relation", "?") for _, _, d in graph.graph.edges(data=True)], dtype=object
     ).value_counts()
-    hist, bin_edges = np.histogram(est["learnability"], bins=10, range=(0.0, 0.25))
+    hist, bin_edges = np.histogram(est["expected_variance"], bins=10, range=(0.0, 0.25))
     return {
         "tasks": len(stats),
         "attempted": int((stats["attempts"] > 0).sum()),
         "mastered": int(mastered.sum()),
         "frontier_size": int(on_frontier.sum()),
         "frontier": [
-            {"id": tid, **{c: _plain(row[c]) for c in ("pass_rate", "learnability")}}
+            {"id": tid, **{c: _plain(row[c]) for c in ("pass_rate", "expected_variance")}}
             | {"attempts": int(stats.at[tid, "attempts"]), "skill": skills.get(tid, "-")}
             for tid, row in frontier.iterrows()
         ],
-        "learnability_histogram": {
+        "expected_variance_histogram": {
             f"{lo:.3f}-{hi:.3f}": int(n)
             for lo, hi, n in zip(bin_edges[:-1], bin_edges[1:], hist, strict=True)
         },

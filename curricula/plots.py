@@ -102,7 +102,7 @@ def plot_suite(results: dict[str, list[RunResult]], cfg: SimConfig, path: str | 
 def plot_bank(
     view: BankView, graph: DifficultyGraph, out_dir: str | Path, *, max_nodes: int = 300
 ) -> list[Path]:
-    """graph.png (difficulty graph coloured by solve rate), learnability.png (histogram) and
+    """graph.png (difficulty graph coloured by solve rate), expected_variance.png (histogram) and
     rounds.png (solve rate per round) in `out_dir`."""
     import networkx as nx
 
@@ -146,14 +146,14 @@ def plot_bank(
     fig, ax = plt.subplots(figsize=(7, 4))
     bins = np.linspace(0.0, 0.25, 26)
     ax.hist(
-        [est.loc[attempted, "learnability"], est.loc[~attempted, "learnability"]],
+        [est.loc[attempted, "expected_variance"], est.loc[~attempted, "expected_variance"]],
         bins=bins, stacked=True, label=["attempted", "never attempted (prior + neighbours)"],
     )  # fmt: skip
-    ax.set_xlabel("learnability E[p(1-p)]")
+    ax.set_xlabel("expected reward variance E[p(1-p)]")
     ax.set_ylabel("tasks")
     ax.legend()
-    ax.set_title("Learnability under the current solver")
-    paths.append(_save(fig, out / "learnability.png"))
+    ax.set_title("Expected reward variance under the current solver")
+    paths.append(_save(fig, out / "expected_variance.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4))
     plot_rounds(ax, view.rounds)

@@ -13,9 +13,11 @@ and a task with `borrow_cap` attempts or more stands on its own record alone. Wi
 its latest attempt to the step before the one being scheduled: an old failure says little
 about today's solver. A discounted record also lends less to its neighbours.
 
-Learnability is the expected p(1 - p) under the posterior (the variance of one rollout's
-reward, i.e. how much signal a group of rollouts carries); uncertainty is the posterior
-standard deviation of p; staleness is the number of steps since the last attempt.
+`expected_variance` is E[p(1 - p)] under the posterior: the variance one rollout's reward is
+expected to have, i.e. how much signal a group of rollouts carries (what the `learnability` and
+`plr` schedulers rank by; not the proposer's learnability reward, which is the p(1 - p) of one
+round's pass rate, `selfplay.solver.learnability`); uncertainty is the posterior standard
+deviation of p; staleness is the number of steps since the last attempt.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Estimates:
         return self.alpha / (self.alpha + self.beta)
 
     @property
-    def learnability(self) -> np.ndarray:
+    def expected_variance(self) -> np.ndarray:
         """E[p(1-p)] = alpha * beta / ((alpha + beta) (alpha + beta + 1))."""
         total = self.alpha + self.beta
         return self.alpha * self.beta / (total * (total + np.float32(1.0)))
@@ -59,7 +61,7 @@ class Estimates:
                 "alpha": self.alpha,
                 "beta": self.beta,
                 "pass_rate": self.mean,
-                "learnability": self.learnability,
+                "expected_variance": self.expected_variance,
                 "uncertainty": self.uncertainty,
                 "staleness": self.staleness,
             },

@@ -164,8 +164,8 @@ class PrioritizedReplay(PosteriorScheduler):
         # the rest by rank (drawing all k from the mixture would let its long tail of staleness
         # mass take most of the batch once the few top ranks are used up).
         n_stale = int(self.rng.binomial(k, self.staleness_weight))
-        # Random tie-break, in float64 because 1e-9 vanishes next to a float32 learnability.
-        score = est.learnability.astype(np.float64) + self.rng.random(n) * 1e-9
+        # Random tie-break, in float64 because 1e-9 vanishes next to a float32 variance.
+        score = est.expected_variance.astype(np.float64) + self.rng.random(n) * 1e-9
         # Rank weights (1/rank)^(1/T) beyond the top m ranks are negligible for the temperatures
         # PLR uses, so only those ranks are sorted: O(n) instead of a full sort.
         m = min(n, max(16 * k, 4096))

@@ -187,7 +187,7 @@ def show(
     save: SaveOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
-    """Frontier tasks, learnability distribution and skill coverage of a bank."""
+    """Frontier tasks, expected reward variance E[p(1-p)] and skill coverage of a bank."""
     from curricula.inspect import summarize
 
     view, graph = _curriculum(bank, solver, knn, save)
@@ -205,19 +205,19 @@ def show(
         f"{data['frontier_size']} on the frontier; edges: "
         + (", ".join(f"{k} {v}" for k, v in data["edges"].items()) or "none")
     )
-    front = Table(title=f"Frontier (top {min(limit, data['frontier_size'])} by learnability)")
-    for col in ("task", "skill", "attempts", "pass rate", "learnability"):
+    front = Table(title=f"Frontier (top {min(limit, data['frontier_size'])} by expected variance)")
+    for col in ("task", "skill", "attempts", "pass rate", "E\\[p(1-p)]"):
         front.add_column(col, justify="left" if col in ("task", "skill") else "right")
     for row in data["frontier"]:
         front.add_row(
             row["id"], row["skill"], str(row["attempts"]),
-            f"{row['pass_rate']:.2f}", f"{row['learnability']:.3f}",
+            f"{row['pass_rate']:.2f}", f"{row['expected_variance']:.3f}",
         )  # fmt: skip
     stdout.print(front)
-    hist = Table(title="Learnability E\\[p(1-p)]")
+    hist = Table(title="Expected reward variance E\\[p(1-p)]")
     hist.add_column("range")
     hist.add_column("tasks", justify="right")
-    for rng, n in data["learnability_histogram"].items():
+    for rng, n in data["expected_variance_histogram"].items():
         hist.add_row(rng, str(n))
     stdout.print(hist)
     skills = Table(title="Skill coverage")
@@ -242,7 +242,8 @@ def plot_(
     ] = None,
     save: SaveOption = False,
 ) -> None:
-    """PNGs of the difficulty graph coloured by solve rate, learnability and solve rate per round."""
+    """PNGs of the difficulty graph coloured by solve rate, expected reward variance and solve
+    rate per round."""
     from curricula.plots import plot_bank
 
     if out.exists() and not out.is_dir():

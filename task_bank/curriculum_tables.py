@@ -18,7 +18,7 @@ class CurriculumTables:
 
     def save_curriculum_graph(self, nodes: Sequence[tuple], edges: Sequence[tuple]) -> None:
         """Replace the saved graph: nodes (task_id, kind, skill, attempts, successes,
-        pass_rate, learnability), edges (src, dst, relation, prerequisite, weight, similarity)."""
+        pass_rate, expected_variance), edges (src, dst, relation, prerequisite, weight, similarity)."""
         with self._write() as c:
             c.execute("DELETE FROM curriculum_nodes")
             c.execute("DELETE FROM curriculum_edges")

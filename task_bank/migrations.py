@@ -191,6 +191,11 @@ MIGRATIONS: list[str] = [
     WHERE type = 'table' AND name = 'tasks';
     PRAGMA writable_schema = RESET;
     """,
+    # 9: the difficulty graph's per-task E[p(1-p)] under the posterior is its expected reward
+    # variance (`curricula.posterior`), not the proposer's learnability reward.
+    """
+    ALTER TABLE curriculum_nodes RENAME COLUMN learnability TO expected_variance;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -4,7 +4,8 @@ Every task left out is counted by reason, so the dataset card can say what was d
 Difficulty is 1 minus the posterior mean solve rate (Beta(1, 1) prior, all solvers'
 attempts), so it exists for tasks never attempted; a task without attempts that declares
 `metadata.difficulty` (1 to 5) takes (level - 1) / 4 instead of the uninformed 0.5.
-Learnability is the posterior E[p(1 - p)] from `curricula.posterior`.
+An item's `learnability` is the posterior E[p(1 - p)] (`curricula.posterior`'s
+`expected_variance`).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def select(bank: Bank, opts: ExportOptions) -> Selection:
 
     stats = bank.solve_stats(include_contaminated=True)
     est = estimate(stats)
-    mean, learn = est.mean, est.learnability
+    mean, learn = est.mean, est.expected_variance
     row = {task_id: i for i, task_id in enumerate(stats.index)}
     attempts = stats["attempts"].to_numpy()
     successes = stats["successes"].to_numpy()

@@ -89,7 +89,7 @@ def test_show_json_summarises_a_real_bank(bank_path):
         assert data["tasks"] == bank.count()
         assert data["attempted"] == int((bank.solve_stats()["attempts"] > 0).sum()) == 70
     assert len(data["frontier"]) == min(3, data["frontier_size"])
-    lbs = [row["learnability"] for row in data["frontier"]]
+    lbs = [row["expected_variance"] for row in data["frontier"]]
     assert lbs == sorted(lbs, reverse=True)
     assert [r["round_id"] for r in data["rounds"]] == [1, 2]
 
@@ -123,7 +123,7 @@ def test_plot_writes_three_pngs_and_graphml(bank_path, tmp_path):
         ],
     )
     assert result.exit_code == 0, result.output
-    for name in ("graph.png", "learnability.png", "rounds.png"):
+    for name in ("graph.png", "expected_variance.png", "rounds.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG"
     assert "<graphml" in (out / "g.graphml").read_text()
 

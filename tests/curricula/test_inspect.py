@@ -35,7 +35,7 @@ def test_summary_agrees_with_the_bank(bank_path):
     stats = view.stats
     assert data["tasks"] == len(stats)
     assert data["attempted"] == int((stats["attempts"] > 0).sum())
-    assert sum(data["learnability_histogram"].values()) == len(stats)
+    assert sum(data["expected_variance_histogram"].values()) == len(stats)
     assert sum(s["tasks"] for s in data["skills"].values()) == len(stats)
     assert data["edges"]["lineage"] == sum(1 for t in view.tasks if t["parents"])
     # The frontier is every task not mastered on its own record whose prerequisites carry

@@ -1,4 +1,4 @@
-"""Beta posteriors: learnability, uncertainty, staleness, and borrowing from graph neighbours."""
+"""Beta posteriors: expected reward variance, uncertainty, staleness, and borrowing from graph neighbours."""
 
 from __future__ import annotations
 
@@ -26,20 +26,20 @@ def star(center: str, leaves: list[str], **edge_attrs) -> nx.DiGraph:
     return graph
 
 
-def test_learnability_and_uncertainty_match_the_beta_moments():
+def test_expected_variance_and_uncertainty_match_the_beta_moments():
     stats = frame({"a": (10, 3, 0), "b": (0, 0, -1), "c": (40, 40, 0)})
     est = estimate(stats)
     rng = np.random.default_rng(0)
     for i, (alpha, beta) in enumerate([(4, 8), (1, 1), (41, 1)]):
         p = rng.beta(alpha, beta, 400_000)
-        assert est.learnability[i] == pytest.approx(np.mean(p * (1 - p)), rel=0.02)
+        assert est.expected_variance[i] == pytest.approx(np.mean(p * (1 - p)), rel=0.02)
         assert est.uncertainty[i] == pytest.approx(np.std(p), rel=0.02)
         assert est.mean[i] == pytest.approx(alpha / (alpha + beta), rel=1e-5)
 
 
-def test_learnability_is_highest_for_well_measured_half_solved_tasks():
+def test_expected_variance_is_highest_for_well_measured_half_solved_tasks():
     stats = frame({"half": (40, 20, 0), "unknown": (0, 0, -1), "solved": (40, 40, 0)})
-    lb = estimate(stats).frame(stats.index)["learnability"]
+    lb = estimate(stats).frame(stats.index)["expected_variance"]
     assert lb["half"] > lb["unknown"] > lb["solved"]
 
 

@@ -191,6 +191,10 @@ def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_p
             bank.conn.execute(f"DROP TABLE {table}")
         bank.conn.execute("DROP INDEX attempts_solver_time")
         bank.conn.execute("ALTER TABLE attempts DROP COLUMN isolation")  # version 7's
+        # version 9's (version 6 keeps a graph table that is already there)
+        bank.conn.execute(
+            "ALTER TABLE curriculum_nodes RENAME COLUMN expected_variance TO learnability"
+        )
         bank.set_meta(f"selfplay.round.{r}.rewards", '{"proposer": {"t": 1}}')
         bank.set_meta(f"selfplay.round.{r}.solve.chunk.x.rewards", '{"tokens": 1}')
         bank.set_meta("selfplay.run", '{"start": 0}')
