@@ -1,9 +1,11 @@
 """Fixtures shared across the tree: one real local Ray cluster for every Ray test, one
-sandboxed verifier pool per setting the tests grade under, and an empty bank file per test."""
+sandboxed verifier pool per setting the tests grade under, an empty bank file per test, and
+the export tests' bank, built once."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from task_bank.store import Bank
 # Helpers the test modules import (`from selfplay_cli import run_cli`): with
 # --import-mode=importlib test folders are not on sys.path.
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+
+from bank_builder import build_bank  # noqa: E402
 
 # The reward pool joins a Ray cluster that this process is connected to; the suite's other
 # reward tests must keep grading locally while the Ray cluster below is up.
@@ -88,3 +92,19 @@ def bank(tmp_path: Path):
     """An empty bank file of this test's own."""
     with Bank(tmp_path / "bank.db") as b:
         yield b
+
+
+@pytest.fixture(scope="session")
+def built_bank(tmp_path_factory, verifier) -> Path:
+    """The bank of helpers/bank_builder.py (the seeds, one contaminated HumanEval task, graded
+    attempts), built once for the export, training and CLI tests: read it in place, or copy
+    it first (bank_file) to write to it."""
+    return build_bank(tmp_path_factory.mktemp("built-bank") / "bank.db", verifier)
+
+
+@pytest.fixture
+def bank_file(built_bank, tmp_path) -> Path:
+    """This test's own copy of built_bank, to write to."""
+    path = tmp_path / "bank.db"
+    shutil.copy(built_bank, path)
+    return path

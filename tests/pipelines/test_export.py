@@ -5,28 +5,14 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from selfplay_cli import run_cli
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "selfplay" / "export"))
-
-from bank_builder import build_bank  # noqa: E402
 
 
 def selfplay(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     # Two reward workers suit a small CI machine; a test's env may change or remove (None) more.
     return run_cli("export", *args, env={"SELFPLAY_REWARD_WORKERS": "2", **(env or {})})
-
-
-@pytest.fixture(scope="module")
-def bank_path(tmp_path_factory) -> Path:
-    from selfplay.verifier import Verifier
-
-    with Verifier(workers=2) as verifier:
-        return build_bank(tmp_path_factory.mktemp("bank") / "bank.db", verifier)
 
 
 def one_sentence(stderr: str) -> str:
@@ -38,13 +24,13 @@ def one_sentence(stderr: str) -> str:
 
 
 @pytest.mark.slow
-def test_export_writes_data_and_card_and_reports_json(bank_path, tmp_path):
+def test_export_writes_data_and_card_and_reports_json(built_bank, tmp_path):
     import datasets
 
     out = tmp_path / "verl"
     res = selfplay(
         "--bank",
-        str(bank_path),
+        str(built_bank),
         "--format",
         "verl",
         "--out",
@@ -68,20 +54,20 @@ def test_export_writes_data_and_card_and_reports_json(bank_path, tmp_path):
 
 
 @pytest.mark.slow
-def test_bad_input_gets_one_sentence_and_exit_2(bank_path, tmp_path):
+def test_bad_input_gets_one_sentence_and_exit_2(built_bank, tmp_path):
     cases = [
         (("--bank", str(tmp_path / "absent.db"), "--format", "verl"), "there is no bank"),
-        (("--bank", str(bank_path), "--format", "parquet"), "unknown format 'parquet'"),
-        (("--bank", str(bank_path), "--format", "verl", "--split", "weekly"), "--split"),
+        (("--bank", str(built_bank), "--format", "parquet"), "unknown format 'parquet'"),
+        (("--bank", str(built_bank), "--format", "verl", "--split", "weekly"), "--split"),
         (
-            ("--bank", str(bank_path), "--format", "verl", "--min-solve-rate", "2"),
+            ("--bank", str(built_bank), "--format", "verl", "--min-solve-rate", "2"),
             "--min-solve-rate",
         ),
         (
-            ("--bank", str(bank_path), "--format", "verl", "--source", "nowhere"),
+            ("--bank", str(built_bank), "--format", "verl", "--source", "nowhere"),
             "no task in the bank matches",
         ),
-        (("--bank", str(bank_path), "--format", "verl", "--reward", "half"), "--reward"),
+        (("--bank", str(built_bank), "--format", "verl", "--reward", "half"), "--reward"),
     ]
     for args, words in cases:
         res = selfplay(*args, "--out", str(tmp_path / "out"))
@@ -98,12 +84,12 @@ def _closed_port() -> int:
 
 @pytest.mark.slow
 def test_push_to_hub_without_a_token_fails_in_one_sentence_and_keeps_the_export(
-    bank_path, tmp_path
+    built_bank, tmp_path
 ):
     out = tmp_path / "trl"
     res = selfplay(
         "--bank",
-        str(bank_path),
+        str(built_bank),
         "--format",
         "trl",
         "--out",
@@ -120,13 +106,13 @@ def test_push_to_hub_without_a_token_fails_in_one_sentence_and_keeps_the_export(
 
 @pytest.mark.slow
 def test_push_to_hub_without_network_fails_in_one_sentence_and_keeps_the_export(
-    bank_path, tmp_path
+    built_bank, tmp_path
 ):
     out = tmp_path / "sft"
     endpoint = f"http://127.0.0.1:{_closed_port()}"  # nothing listens: no network to reach
     res = selfplay(
         "--bank",
-        str(bank_path),
+        str(built_bank),
         "--format",
         "sft",
         "--out",

@@ -7,40 +7,19 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 from selfplay_cli import cli_command, one_sentence_error, run_cli
 
 from selfplay.config import TrainConfig
-from selfplay.verifier import Verifier
 from task_bank.store import Bank
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "selfplay" / "export"))
-
-from bank_builder import build_bank  # noqa: E402
 
 # Training runs a model: ten minutes before a call counts as hung, not five.
 cli = functools.partial(run_cli, timeout=600)
-
-
-@pytest.fixture(scope="module")
-def built_bank(tmp_path_factory) -> Path:
-    with Verifier(workers=2, timeout_s=10.0) as verifier:
-        return build_bank(tmp_path_factory.mktemp("train-cli") / "bank.db", verifier)
-
-
-@pytest.fixture
-def bank_file(built_bank, tmp_path) -> Path:
-    path = tmp_path / "bank.db"
-    shutil.copy(built_bank, path)
-    return path
 
 
 def test_print_config_is_the_documented_default():

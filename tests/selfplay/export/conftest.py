@@ -1,19 +1,8 @@
-"""One real bank file for the export tests, built once (exports only read it)."""
+"""The export tests read built_bank (tests/conftest.py) in place: exports only read a bank."""
 
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
+# The shared reward pool reads its size from here; two workers suit a small CI machine.
 os.environ.setdefault("SELFPLAY_REWARD_WORKERS", "2")
-
-from bank_builder import build_bank  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def bank_path(tmp_path_factory, verifier) -> Path:
-    return build_bank(tmp_path_factory.mktemp("bank") / "bank.db", verifier)

@@ -29,8 +29,8 @@ def split_card(text: str) -> tuple[dict, str]:
 
 
 @pytest.mark.parametrize("fmt", ["verl", "openrlhf", "dpo"])
-def test_front_matter_describes_the_files_written(bank_path, tmp_path, fmt):
-    report = export_bank(bank_path, fmt, tmp_path / fmt, ExportOptions())
+def test_front_matter_describes_the_files_written(built_bank, tmp_path, fmt):
+    report = export_bank(built_bank, fmt, tmp_path / fmt, ExportOptions())
     meta, body = split_card((tmp_path / fmt / "README.md").read_text())
     assert meta["license"] == "apache-2.0"
     assert meta["task_categories"] == ["text-generation"]
@@ -45,8 +45,8 @@ def test_front_matter_describes_the_files_written(bank_path, tmp_path, fmt):
         assert section in body
 
 
-def test_body_reports_counts_histogram_and_what_was_dropped(bank_path, tmp_path):
-    export_bank(bank_path, "trl", tmp_path, ExportOptions(source_licenses={"seeds": "mit"}))
+def test_body_reports_counts_histogram_and_what_was_dropped(built_bank, tmp_path):
+    export_bank(built_bank, "trl", tmp_path, ExportOptions(source_licenses={"seeds": "mit"}))
     meta, body = split_card((tmp_path / "README.md").read_text())
     assert meta["license"] == "mit" and "Every task is under mit." in body
     assert "| codegen | 45 |" in body and "| deduction | 25 |" in body
@@ -71,18 +71,18 @@ def test_size_categories_follow_the_hub_buckets():
     ]
 
 
-def test_a_mixed_export_lists_each_sources_license(bank_path, tmp_path):
+def test_a_mixed_export_lists_each_sources_license(built_bank, tmp_path):
     # HumanEval's tasks are MIT, the bundled seeds Apache-2.0: the card must not claim one.
-    export_bank(bank_path, "verl", tmp_path, ExportOptions(include_contaminated=True))
+    export_bank(built_bank, "verl", tmp_path, ExportOptions(include_contaminated=True))
     meta, body = split_card((tmp_path / "README.md").read_text())
     assert meta["license"] == "other"
     assert "humaneval mit" in meta["license_name"] and "seeds apache-2.0" in meta["license_name"]
     assert "| humaneval | 1 | mit |" in body and "| seeds | 104 | apache-2.0 |" in body
 
 
-def test_loading_lines_can_be_copied_as_they_are(bank_path, tmp_path):
+def test_loading_lines_can_be_copied_as_they_are(built_bank, tmp_path):
     out = tmp_path / "rl"
-    export_bank(bank_path, "openrlhf", out, ExportOptions())
+    export_bank(built_bank, "openrlhf", out, ExportOptions())
     body = (out / "README.md").read_text()
     assert f"'{out.resolve()}/train.jsonl'" in body
     assert f"--reward.remote_url {out.resolve()}/reward_func.py" in body
@@ -90,7 +90,7 @@ def test_loading_lines_can_be_copied_as_they_are(bank_path, tmp_path):
     assert "$DIR" not in body and "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2" in body
 
 
-def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(bank_path, tmp_path):
+def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(built_bank, tmp_path):
     from selfplay.export import ExportError
     from task_bank.store import Bank
 
@@ -101,21 +101,21 @@ def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(bank_path, tmp_
     assert not (tmp_path / "dpo").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["empty.db"]  # no staging left behind
     out = tmp_path / "verl"
-    export_bank(bank_path, "verl", out, ExportOptions())
+    export_bank(built_bank, "verl", out, ExportOptions())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(ExportError):
-        export_bank(bank_path, "verl", out, ExportOptions(kinds=["codegen"], min_solve_rate=1.0))
+        export_bank(built_bank, "verl", out, ExportOptions(kinds=["codegen"], min_solve_rate=1.0))
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_the_card_names_the_models_trained_on_the_bank(bank_path, tmp_path):
+def test_the_card_names_the_models_trained_on_the_bank(built_bank, tmp_path):
     import shutil
 
     from task_bank.store import Bank
     from task_bank.training import ModelRecord
 
     copy = tmp_path / "bank.db"
-    shutil.copy(bank_path, copy)
+    shutil.copy(built_bank, copy)
     export_bank(copy, "trl", tmp_path / "a", ExportOptions())
     _, before = split_card((tmp_path / "a" / "README.md").read_text())
     assert "Models trained on the bank" not in before
@@ -128,18 +128,18 @@ def test_the_card_names_the_models_trained_on_the_bank(bank_path, tmp_path):
     assert "| iter-1-solver-sft-0123abcd | solver | sft | bundled | 16 | done |" in body
 
 
-def test_a_bank_graded_without_the_sandbox_says_so_in_its_card(bank_path, tmp_path):
+def test_a_bank_graded_without_the_sandbox_says_so_in_its_card(built_bank, tmp_path):
     import shutil
     import sqlite3
 
     copy = tmp_path / "unsandboxed.db"
-    shutil.copy(bank_path, copy)
+    shutil.copy(built_bank, copy)
     with sqlite3.connect(copy) as conn:
         conn.execute(
             "UPDATE attempts SET isolation = 'none' WHERE id = (SELECT MIN(id) FROM attempts)"
         )
     bodies = []
-    for name, path in (("sandboxed", bank_path), ("unsandboxed", copy)):
+    for name, path in (("sandboxed", built_bank), ("unsandboxed", copy)):
         export_bank(path, "trl", tmp_path / name, ExportOptions())
         bodies.append(split_card((tmp_path / name / "README.md").read_text())[1])
     assert "WITHOUT a sandbox" not in bodies[0]

@@ -22,10 +22,10 @@ def load(out, fmt: str):
 
 
 @pytest.fixture(scope="module")
-def exports(bank_path, tmp_path_factory):
+def exports(built_bank, tmp_path_factory):
     root = tmp_path_factory.mktemp("exports")
     reports = {
-        fmt: export_bank(bank_path, fmt, root / fmt, ExportOptions(test_fraction=0.2, seed=3))
+        fmt: export_bank(built_bank, fmt, root / fmt, ExportOptions(test_fraction=0.2, seed=3))
         for fmt in ("verl", "trl", "openrlhf", "sft", "dpo")
     }
     return root, reports
@@ -48,13 +48,13 @@ def test_verl_rows_have_verls_columns_and_a_json_ground_truth(exports):
 
 
 def test_verl_reward_on_exported_rows_scores_reference_answers_one_and_junk_zero(
-    exports, bank_path
+    exports, built_bank
 ):
     from task_bank.store import Bank
 
     root, _ = exports
     rows = list(load(root / "verl", "verl")["test"])
-    with Bank(bank_path, create=False) as bank:
+    with Bank(built_bank, create=False) as bank:
         tasks = [bank.get(r["extra_info"]["task_id"]) for r in rows]
     from selfplay.kinds import reference_answer
 
@@ -69,7 +69,7 @@ def test_verl_reward_on_exported_rows_scores_reference_answers_one_and_junk_zero
     assert sum(j["score"] for j in junk) == 0.0
 
 
-def test_trl_dataset_feeds_the_trl_reward_directly(exports, bank_path):
+def test_trl_dataset_feeds_the_trl_reward_directly(exports, built_bank):
     root, _ = exports
     data = load(root / "trl", "trl")["train"]
     assert {"prompt", "ground_truth", "task_id", "kind"} <= set(data.column_names)
@@ -79,11 +79,11 @@ def test_trl_dataset_feeds_the_trl_reward_directly(exports, bank_path):
     assert scores == [0.0] * 8
 
 
-def test_a_fraction_export_gives_partial_credit_through_its_labels_alone(bank_path, tmp_path):
+def test_a_fraction_export_gives_partial_credit_through_its_labels_alone(built_bank, tmp_path):
     from task_bank.store import Bank
 
     report = export_bank(
-        bank_path,
+        built_bank,
         "trl",
         tmp_path,
         ExportOptions(split="none", kinds=["codegen"], reward="fraction"),
@@ -92,7 +92,7 @@ def test_a_fraction_export_gives_partial_credit_through_its_labels_alone(bank_pa
     assert report.rows == {"train": len(data)}
     assert {json.loads(gt).get("reward") for gt in data["ground_truth"]} == {"fraction"}
     row = next(r for r in data if len(json.loads(r["ground_truth"])["tests"]) >= 3)
-    with Bank(bank_path, create=False) as bank:
+    with Bank(built_bank, create=False) as bank:
         task = bank.get(row["task_id"])
     # The reference program, broken for every input but the first test's: the reward is the
     # share of tests it still passes, with no option given to the reward function.
@@ -173,15 +173,15 @@ def _labels(verl_dir) -> dict[str, str]:
     }
 
 
-def test_a_second_export_to_the_same_directory_replaces_the_first(bank_path, tmp_path):
+def test_a_second_export_to_the_same_directory_replaces_the_first(built_bank, tmp_path):
     out = tmp_path / "again"
-    export_bank(bank_path, "verl", out, ExportOptions(split="difficulty"))
-    report = export_bank(bank_path, "verl", out, ExportOptions(split="none"))
+    export_bank(built_bank, "verl", out, ExportOptions(split="difficulty"))
+    report = export_bank(built_bank, "verl", out, ExportOptions(split="none"))
     assert report.files == ["README.md", "train.parquet"]
 
 
-def test_a_directory_holding_other_files_is_refused(bank_path, tmp_path):
+def test_a_directory_holding_other_files_is_refused(built_bank, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ExportError, match="not empty"):
-        export_bank(bank_path, "verl", tmp_path, ExportOptions())
+        export_bank(built_bank, "verl", tmp_path, ExportOptions())
     assert (tmp_path / "notes.txt").read_text() == "mine"

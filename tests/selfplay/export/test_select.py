@@ -11,8 +11,8 @@ from task_bank.store import Bank
 
 
 @pytest.fixture
-def bank(bank_path):
-    with Bank(bank_path, create=False) as b:
+def bank(built_bank):
+    with Bank(built_bank, create=False) as b:
         yield b
 
 

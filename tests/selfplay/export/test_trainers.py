@@ -60,7 +60,7 @@ def answers(bank_path: Path, task_ids: list[str]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.slow
-def test_verl_scores_the_export_with_the_cards_configuration(bank_path, tmp_path, tokenizer):
+def test_verl_scores_the_export_with_the_cards_configuration(built_bank, tmp_path, tokenizer):
     import os
 
     pytest.importorskip("verl", reason=_VERL)
@@ -72,7 +72,7 @@ def test_verl_scores_the_export_with_the_cards_configuration(bank_path, tmp_path
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     out = tmp_path / "verl"
-    export_bank(bank_path, "verl", out, ExportOptions(split="none"))
+    export_bank(built_bank, "verl", out, ExportOptions(split="none"))
     command = card_block(out, "bash", "verl (GRPO)").replace("\\\n", " ")
     # The shell's command substitution, as a shell would run it.
     for snippet in re.findall(r'\$\(python -c "(.*?)"\)', command):
@@ -110,7 +110,7 @@ def test_verl_scores_the_export_with_the_cards_configuration(bank_path, tmp_path
     async def score_all():
         items = [
             data_item(row, response)
-            for row, pair in zip(picked, answers(bank_path, ids), strict=True)
+            for row, pair in zip(picked, answers(built_bank, ids), strict=True)
             for response in pair
         ]
         return await asyncio.gather(*(manager.run_single(item) for item in items))
@@ -151,14 +151,14 @@ def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
 
 @pytest.mark.slow
 def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
-    bank_path, tmp_path, tokenizer
+    built_bank, tmp_path, tokenizer
 ):
     pytest.importorskip("openrlhf", reason=_OPENRLHF)
     from openrlhf.datasets.prompts_dataset import preprocess_data
     from openrlhf.utils.agent import SingleTurnAgentExecutor
 
     out = tmp_path / "openrlhf"
-    export_bank(bank_path, "openrlhf", out, ExportOptions(split="none"))
+    export_bank(built_bank, "openrlhf", out, ExportOptions(split="none"))
     command = card_block(out, "bash", "OpenRLHF").replace("\\\n", " ")
     args = _openrlhf_args([a for a in command.split()[3:] if a != "..."])
     assert args.data.apply_chat_template is True
@@ -190,7 +190,7 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
         return float(result["reward"][0])
 
     ids = [row["task_id"] for row in rows]
-    pairs = answers(bank_path, ids)
+    pairs = answers(built_bank, ids)
     scores = [
         asyncio.run(score(row, response))
         for row, pair in zip(rows, pairs, strict=True)
@@ -200,12 +200,12 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
 
 
 @pytest.mark.slow
-def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(bank_path, tmp_path):
+def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(built_bank, tmp_path):
     pytest.importorskip("trl", reason="needs the train extra: pip install 'selfplay[train]'")
     from selfplay.backends.models import local_model_dir
 
     out = tmp_path / "trl"
-    export_bank(bank_path, "trl", out, ExportOptions(split="none", kinds=["deduction"]))
+    export_bank(built_bank, "trl", out, ExportOptions(split="none", kinds=["deduction"]))
     snippet = card_block(out, "python", "TRL (GRPO)")
     # The card's snippet, with a local tiny model and a two-step CPU budget in place of the
     # card's Hub model and GPU defaults (bf16 is emulated, slowly, on CPUs without it);
@@ -228,7 +228,7 @@ def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(bank_path, tmp_pat
     # Two steps of a tiny model answer nothing right; TRL's own reward step, given each row's
     # reference answer and a wrong one as the assistant's turn, must tell them apart.
     rows = [trainer.train_dataset[i] for i in range(0, len(trainer.train_dataset), 4)][:6]
-    pairs = answers(bank_path, [row["task_id"] for row in rows])
+    pairs = answers(built_bank, [row["task_id"] for row in rows])
     inputs = [row for row in rows for _ in range(2)]
     completions = [[{"role": "assistant", "content": text}] for pair in pairs for text in pair]
     rewards = trainer._calculate_rewards(
