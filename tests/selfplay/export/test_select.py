@@ -11,7 +11,8 @@ from task_bank.store import Bank
 
 
 @pytest.fixture
-def bank(built_bank):
+def built(built_bank):
+    """built_bank, open (selection only reads it)."""
     with Bank(built_bank, create=False) as b:
         yield b
 
@@ -20,33 +21,33 @@ def ids(selection) -> set[str]:
     return {i.task.id for i in selection.items}
 
 
-def test_contaminated_tasks_are_left_out_by_default_and_counted(bank):
-    default = select(bank, ExportOptions())
+def test_contaminated_tasks_are_left_out_by_default_and_counted(built):
+    default = select(built, ExportOptions())
     assert len(default.items) == 104 and default.excluded == {"contaminated": 1}
     assert all(i.task.source == "seeds" for i in default.items)
-    kept = select(bank, ExportOptions(include_contaminated=True))
+    kept = select(built, ExportOptions(include_contaminated=True))
     assert len(kept.items) == 105 and "HumanEval/0" in ids(kept)
 
 
-def test_kind_and_source_filters(bank):
-    only = select(bank, ExportOptions(kinds=["deduction", "abduction"]))
+def test_kind_and_source_filters(built):
+    only = select(built, ExportOptions(kinds=["deduction", "abduction"]))
     assert {i.task.kind for i in only.items} == {"deduction", "abduction"}
     assert only.excluded["kind_filtered"] == 104 - len(only.items)
-    none = select(bank, ExportOptions(sources=["humaneval"]))
+    none = select(built, ExportOptions(sources=["humaneval"]))
     assert none.items == [] and none.excluded == {"contaminated": 1, "source_filtered": 104}
 
 
-def test_solve_rate_filter_leaves_out_tasks_never_attempted(bank):
+def test_solve_rate_filter_leaves_out_tasks_never_attempted(built):
     # codegen: 2 of 4 attempts passed; deduction 1 of 2; induction 0 of 1.
-    low = select(bank, ExportOptions(max_solve_rate=0.3))
+    low = select(built, ExportOptions(max_solve_rate=0.3))
     assert ids(low) == {INDUCTION}
     assert low.excluded == {"contaminated": 1, "solve_rate_unknown": 101, "solve_rate_filtered": 2}
-    assert ids(select(bank, ExportOptions(min_solve_rate=0.5))) == {CODEGEN, DEDUCTION}
+    assert ids(select(built, ExportOptions(min_solve_rate=0.5))) == {CODEGEN, DEDUCTION}
 
 
-def test_random_split_is_reproducible_with_its_seed(bank):
+def test_random_split_is_reproducible_with_its_seed(built):
     def test_ids(seed: int) -> set[str]:
-        sel = select(bank, ExportOptions(test_fraction=0.25, seed=seed))
+        sel = select(built, ExportOptions(test_fraction=0.25, seed=seed))
         return {i.task.id for i in sel.items if i.split == "test"}
 
     assert len(test_ids(1)) == 26
@@ -54,8 +55,8 @@ def test_random_split_is_reproducible_with_its_seed(bank):
     assert test_ids(1) != test_ids(2)
 
 
-def test_difficulty_split_by_band_uses_solve_rates_and_declared_levels(bank):
-    sel = select(bank, ExportOptions(split="difficulty"))
+def test_difficulty_split_by_band_uses_solve_rates_and_declared_levels(built):
+    sel = select(built, ExportOptions(split="difficulty"))
     by_id = {i.task.id: i for i in sel.items}
     assert {i.split for i in sel.items} == {"easy", "medium", "hard"}
     assert all(i.split == i.band for i in sel.items)
@@ -70,8 +71,8 @@ def test_difficulty_split_by_band_uses_solve_rates_and_declared_levels(bank):
     assert by_id[DEDUCTION].learnability == pytest.approx(2 * 2 / (4 * 5), abs=1e-6)  # Beta(2, 2)
 
 
-def test_split_none_puts_everything_in_train(bank):
-    assert {i.split for i in select(bank, ExportOptions(split="none")).items} == {"train"}
+def test_split_none_puts_everything_in_train(built):
+    assert {i.split for i in select(built, ExportOptions(split="none")).items} == {"train"}
 
 
 def test_options_reject_unknown_fields_and_contradictions():
