@@ -15,7 +15,6 @@ from selfplay.config import TrainConfig  # noqa: E402
 from selfplay.export.select import ExportOptions, select  # noqa: E402
 from selfplay.rewards.evaluate import evaluate_bank  # noqa: E402
 from selfplay.training import TrainDataError, TrainError, train  # noqa: E402
-from selfplay.verifier import Verifier  # noqa: E402
 from task_bank.store import Bank  # noqa: E402
 from task_bank.training import Proposal  # noqa: E402
 
@@ -38,9 +37,11 @@ def _weights(path: str) -> dict:
 
 
 @pytest.mark.slow
-def test_a_few_sft_steps_teach_exactly_the_tasks_trained_on(bank_file, tiny_model, tmp_path):
+def test_a_few_sft_steps_teach_exactly_the_tasks_trained_on(
+    bank_file, tiny_model, tmp_path, verifier
+):
     greedy = Sampling(temperature=0.0, max_new_tokens=48)
-    with Bank(bank_file) as bank, Verifier(workers=2) as verifier:
+    with Bank(bank_file) as bank:
         items = select(bank, ExportOptions(split="none", kinds=["deduction"])).items[:4]
         ids = [item.task.id for item in items]
 
