@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import RayOption, failure, group, ray_session
+from pipelines.common import BankOption, RayOption, failure, group, ray_session
 
 app = group("eval", "Measure pass@k of a model, graded by the verifier.")
 
@@ -39,15 +39,19 @@ def _fail(message: str | Exception) -> typer.Exit:
 
 
 def _backend(name: str, model: str, quantize: str, ray: str | None = None) -> Any:
-    from selfplay.backends import BackendError, make_backend
+    """The backend `selfplay run` would build for these flags (the other `model:` settings at
+    their defaults, which are the backends' own)."""
+    from selfplay.backends import BackendError
+    from selfplay.config import ModelConfig, RunConfig
+    from selfplay.engine.build import make_run_backend
 
-    options = {"quantize": quantize} if name == "transformers" else {}
     if quantize != "auto" and name != "transformers":
         raise _fail(f"--quantize applies to the transformers backend only, not to {name}.")
+    # Built unvalidated: the backends' factory refuses a bad backend name or quantize mode
+    # with its own sentence ('unknown backend ...'), the one this command has always shown.
+    model_config = ModelConfig.model_construct(spec=model, backend=name, quantize=quantize, ray=ray)
     try:
-        if ray:
-            return make_backend("ray", model, engine=name, address=ray, engine_options=options)
-        return make_backend(name, model, **options)
+        return make_run_backend(RunConfig.model_construct(model=model_config))
     except BackendError as e:
         raise _fail(e) from None
 
@@ -135,10 +139,7 @@ def humaneval(
 
 @app.command()
 def bank(
-    bank: Annotated[
-        Path | None,
-        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
-    ] = None,
+    bank: BankOption = None,
     split: Annotated[str, typer.Option(help="The split to evaluate on (random split).")] = "test",
     test_fraction: Annotated[float, typer.Option(help="As in selfplay export.")] = 0.1,
     seed: Annotated[int, typer.Option(help="As in selfplay export.")] = 0,

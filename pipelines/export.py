@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import failure
+from pipelines.common import BankOption, failure
+from selfplay.export.select import ExportOptions
 
 FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
+DEFAULTS = ExportOptions()
+
+
+def _described(field: str, *names: str, then: str = "") -> Any:
+    """The option for an `ExportOptions` field, its help that field's description (and `then`
+    in brackets), so a setting is described once for the flag and the Python API alike."""
+    text = ExportOptions.model_fields[field].description or field
+    more = f" ({then})" if then else ""
+    return typer.Option(*names, help=f"{text[:1].upper()}{text[1:]}{more}.")
 
 
 def _fail(message: str | Exception) -> typer.Exit:
@@ -22,49 +32,25 @@ def export(
         str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.", show_default=False)
     ],
     out: Annotated[Path, typer.Option("--out", help="Directory to write (created).")],
-    bank: Annotated[
-        Path | None,
-        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
-    ] = None,
-    split: Annotated[
-        str, typer.Option(help="none (one train split), random (train/test) or difficulty.")
-    ] = "random",
-    test_fraction: Annotated[
-        float, typer.Option(help="Share of tasks in the test split (random split).")
-    ] = 0.1,
-    seed: Annotated[int, typer.Option(help="Seed of the random split.")] = 0,
-    kind: Annotated[
-        list[str] | None, typer.Option(help="Keep only this kind (repeatable).")
-    ] = None,
-    source: Annotated[
-        list[str] | None, typer.Option(help="Keep only this source (repeatable).")
-    ] = None,
-    min_solve_rate: Annotated[
-        float | None, typer.Option(help="Keep tasks solved at least this often.")
-    ] = None,
-    max_solve_rate: Annotated[
-        float | None, typer.Option(help="Keep tasks solved at most this often.")
-    ] = None,
+    bank: BankOption = None,
+    split: Annotated[str, _described("split")] = DEFAULTS.split,
+    test_fraction: Annotated[float, _described("test_fraction")] = DEFAULTS.test_fraction,
+    seed: Annotated[int, _described("seed")] = DEFAULTS.seed,
+    kind: Annotated[list[str] | None, _described("kinds", then="repeatable")] = None,
+    source: Annotated[list[str] | None, _described("sources", then="repeatable")] = None,
+    min_solve_rate: Annotated[float | None, _described("min_solve_rate")] = None,
+    max_solve_rate: Annotated[float | None, _described("max_solve_rate")] = None,
     include_contaminated: Annotated[
-        bool, typer.Option(help="Keep tasks flagged as benchmark look-alikes.")
-    ] = False,
-    max_pairs_per_task: Annotated[int, typer.Option(help="DPO pairs per task at most.")] = 4,
-    reward: Annotated[
-        str,
-        typer.Option(
-            help="binary (1 for a verified answer, else 0) or fraction (share of tests passed)."
-        ),
-    ] = "binary",
-    license_: Annotated[
-        str,
-        typer.Option(
-            "--license",
-            help="License of tasks whose source has none of its own (generated tasks, imports).",
-        ),
-    ] = "apache-2.0",
+        bool, _described("include_contaminated")
+    ] = DEFAULTS.include_contaminated,
+    max_pairs_per_task: Annotated[
+        int, _described("max_pairs_per_task")
+    ] = DEFAULTS.max_pairs_per_task,
+    reward: Annotated[str, _described("reward")] = DEFAULTS.reward,
+    license_: Annotated[str, _described("license", "--license")] = DEFAULTS.license,
     source_license: Annotated[
         list[str] | None,
-        typer.Option(help="SOURCE=LICENSE for a source's tasks (repeatable)."),
+        _described("source_licenses", then="SOURCE=LICENSE, repeatable"),
     ] = None,
     push_to_hub: Annotated[
         str | None, typer.Option("--push-to-hub", help="Hub dataset repo id to upload to.")
@@ -75,7 +61,7 @@ def export(
     """Export the bank's tasks as a dataset for verl, TRL, OpenRLHF, SFT or DPO, with a card."""
     from pydantic import ValidationError
 
-    from selfplay.export import ExportError, ExportOptions, export_bank
+    from selfplay.export import ExportError, export_bank
     from task_bank.store import default_bank_path
 
     pairs = [item.partition("=") for item in source_license or []]

@@ -12,7 +12,14 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import ConfigOption, PrintConfigOption, RayOption, failure, ray_session
+from pipelines.common import (
+    BankOption,
+    ConfigOption,
+    PrintConfigOption,
+    RayOption,
+    failure,
+    ray_session,
+)
 from selfplay.engine.build import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
@@ -43,10 +50,7 @@ def _summary_table(summary: Any) -> Any:
 
 
 def run(
-    bank: Annotated[
-        Path | None,
-        typer.Option("--bank", help="Bank file (default: $SELFPLAY_BANK or selfplay.db)."),
-    ] = None,
+    bank: BankOption = None,
     rounds: Annotated[
         int | None, typer.Option(help="Rounds to run (config: rounds; default 1).", min=1)
     ] = None,

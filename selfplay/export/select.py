@@ -29,16 +29,26 @@ class ExportOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     split: Literal["none", "random", "difficulty"] = Field(
-        "random", description="none: one train split; random: train/test; difficulty: bands"
+        "random",
+        description="how tasks are split: none (one train split), random (train/test) or "
+        "difficulty (bands)",
     )
-    test_fraction: float = Field(0.1, ge=0.0, lt=1.0, description="share of tasks in test")
+    test_fraction: float = Field(
+        0.1, ge=0.0, lt=1.0, description="share of tasks in the test split (random split)"
+    )
     seed: int = Field(0, description="seed of the random split")
-    kinds: list[str] = Field(default_factory=list, description="keep only these kinds")
+    kinds: list[str] = Field(default_factory=list, description="keep only these task kinds")
     sources: list[str] = Field(default_factory=list, description="keep only these sources")
-    min_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="lowest solve rate")
-    max_solve_rate: float | None = Field(None, ge=0.0, le=1.0, description="highest solve rate")
-    include_contaminated: bool = Field(False, description="keep benchmark look-alikes")
-    max_pairs_per_task: int = Field(4, ge=1, description="dpo pairs per task at most")
+    min_solve_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="keep tasks solved at least this often"
+    )
+    max_solve_rate: float | None = Field(
+        None, ge=0.0, le=1.0, description="keep tasks solved at most this often"
+    )
+    include_contaminated: bool = Field(
+        False, description="keep tasks flagged as benchmark look-alikes"
+    )
+    max_pairs_per_task: int = Field(4, ge=1, description="at most this many dpo pairs per task")
     reward: Literal["binary", "fraction"] = Field(
         "binary",
         description="binary: 1 for a verified answer, else 0; fraction: the share of tests or "
@@ -50,7 +60,7 @@ class ExportOptions(BaseModel):
         "your imports); HumanEval's tasks are MIT and the bundled seeds Apache-2.0",
     )
     source_licenses: dict[str, str] = Field(
-        default_factory=dict, description="license per source, over the known ones"
+        default_factory=dict, description="license of a source's tasks, over the known ones"
     )
 
     @model_validator(mode="after")
