@@ -7,10 +7,14 @@ is cheapest in batches (a model's forward pass, a verifier batch). Request threa
 `gather_s` so that requests sent together arrive together, adds what is queued up to
 `max_batch` (counted in `size`), and hands the batch to `process`, which returns one result
 per item: a value, or an exception that goes back to that item's client alone.
+
+`JsonHandler` is what the two servers' request handlers share: one subclass per server
+names its routes, and reaches the server it answers for as `self.app`.
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -24,24 +28,46 @@ class _HTTPServer(ThreadingHTTPServer):
     # backlog of 5 drops connections.
     request_queue_size = 1024
     daemon_threads = True
+    app: Any = None  # the GatheringServer whose requests this serves
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler that speaks JSON: keep-alive HTTP/1.1, no log line per request, and
+    `send_json`; subclasses add `do_GET`/`do_POST` and the shape of their `error` replies."""
+
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def app(self) -> Any:
+        """The `GatheringServer` this request came to."""
+        return self.server.app
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: clients send thousands
+        pass
+
+    def error(self, code: int, message: str) -> None:
+        raise NotImplementedError
+
+    def send_json(self, code: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class GatheringServer:
     """Serves `handler` on `host:port` (port 0 picks a free one) from background threads.
-    Subclasses implement `process(items) -> list[result | Exception]`."""
+    Subclasses set `handler` and implement `process(items) -> list[result | Exception]`."""
 
-    def __init__(
-        self,
-        handler: type[BaseHTTPRequestHandler],
-        *,
-        host: str,
-        port: int,
-        max_batch: int,
-        gather_s: float,
-    ) -> None:
+    handler: type[JsonHandler]
+
+    def __init__(self, *, host: str, port: int, max_batch: int, gather_s: float) -> None:
         self.max_batch, self.gather_s = max_batch, gather_s
         self._queue: queue.Queue[tuple[Any, int, Future] | None] = queue.Queue()
-        self.httpd = _HTTPServer((host, port), handler)
+        self.httpd = _HTTPServer((host, port), self.handler)
+        self.httpd.app = self
         self._threads: list[threading.Thread] = []
 
     @property

@@ -5,7 +5,7 @@
 Requests that arrive together are gathered into one `Backend.generate` call, so concurrent
 clients share a batch. No streaming, no tools, no logprobs.
 
-    python -m selfplay.backends.serve --model bundled --port 8000
+    selfplay serve --model bundled --port 8000
 
 It exists so that the OpenAI backend is tested against a real server, and so that one
 loaded model can serve several processes on a machine without vllm.
@@ -13,21 +13,53 @@ loaded model can serve several processes on a machine without vllm.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from selfplay.backends.base import Backend, BackendError, Completion, Prompt, Sampling
-from selfplay.serving import GatheringServer
+from selfplay.backends.base import Backend, Completion, Prompt, Sampling
+from selfplay.serving import GatheringServer, JsonHandler
+
+
+class ChatHandler(JsonHandler):
+    """The OpenAI routes; `self.app` is the `ChatServer`."""
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/health":
+            self.send_json(200, {"status": "ok"})
+        elif self.path.rstrip("/") == "/v1/models":
+            model = {"id": self.app.model_name, "object": "model", "owned_by": "selfplay"}
+            self.send_json(200, {"object": "list", "data": [model]})
+        else:
+            self.error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            return self.error(404, f"no route {self.path}")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"null")
+            prompt, n, sampling = parse_request(body)
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            return self.error(400, str(exc))
+        if body.get("model") not in (None, self.app.model_name):
+            return self.error(404, f"the model {body['model']!r} does not exist here")
+        try:
+            completions = self.app.submit(prompt, n, sampling)
+        except Exception as exc:  # the client gets the reason; the server keeps serving
+            return self.error(500, str(exc) or type(exc).__name__)
+        self.send_json(200, _response(self.app.model_name, completions))
+
+    def error(self, code: int, message: str) -> None:
+        kind = "invalid_request_error" if code < 500 else "server_error"
+        self.send_json(code, {"error": {"message": message, "type": kind, "code": code}})
 
 
 class ChatServer(GatheringServer):
     """Serves `backend` on `host:port` (port 0 picks a free one) from background threads."""
+
+    handler = ChatHandler
 
     def __init__(
         self,
@@ -40,8 +72,7 @@ class ChatServer(GatheringServer):
         gather_s: float = 0.05,
     ) -> None:
         self.backend, self.model_name = backend, model_name or backend.model
-        super().__init__(_handler_for(self), host=host, port=port, max_batch=max_batch,
-                         gather_s=gather_s)  # fmt: skip
+        super().__init__(host=host, port=port, max_batch=max_batch, gather_s=gather_s)
 
     @property
     def url(self) -> str:
@@ -116,54 +147,6 @@ def _number(body: dict[str, Any], key: str, default: float, value: Any = None) -
     return value
 
 
-def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request
-            pass
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/health":
-                self._send(200, {"status": "ok"})
-            elif self.path.rstrip("/") == "/v1/models":
-                model = {"id": server.model_name, "object": "model", "owned_by": "selfplay"}
-                self._send(200, {"object": "list", "data": [model]})
-            else:
-                self._error(404, f"no route {self.path}")
-
-        def do_POST(self) -> None:
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                return self._error(404, f"no route {self.path}")
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                prompt, n, sampling = parse_request(body)
-            except (ValueError, TypeError, AttributeError, KeyError) as exc:
-                return self._error(400, str(exc))
-            if body.get("model") not in (None, server.model_name):
-                return self._error(404, f"the model {body['model']!r} does not exist here")
-            try:
-                completions = server.submit(prompt, n, sampling)
-            except Exception as exc:  # the client gets the reason; the server keeps serving
-                return self._error(500, str(exc) or type(exc).__name__)
-            self._send(200, _response(server.model_name, completions))
-
-        def _error(self, code: int, message: str) -> None:
-            kind = "invalid_request_error" if code < 500 else "server_error"
-            self._send(code, {"error": {"message": message, "type": kind, "code": code}})
-
-        def _send(self, code: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    return Handler
-
-
 def _response(model: str, completions: list[Completion]) -> dict[str, Any]:
     tokens = sum(c.tokens for c in completions)
     return {
@@ -181,30 +164,3 @@ def _response(model: str, completions: list[Completion]) -> dict[str, Any]:
         ],
         "usage": {"completion_tokens": tokens, "total_tokens": tokens},
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    from selfplay.backends import make_backend
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="bundled", help="model spec (default: bundled)")
-    parser.add_argument("--backend", default="transformers", help="backend serving the model")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--name", default=None, help="model name clients send (default: --model)")
-    args = parser.parse_args(argv)
-    try:
-        backend = make_backend(args.backend, args.model)
-        with ChatServer(backend, host=args.host, port=args.port, model_name=args.name) as server:
-            print(f"serving {server.model_name} at {server.url}", flush=True)
-            threading.Event().wait()
-    except (BackendError, OSError) as exc:  # OSError: the port is taken or not ours
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,11 @@
 """The OpenAI backend against a real HTTP server on loopback (selfplay.backends.serve)."""
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 
 import pytest
+from selfplay_cli import run_cli
 
 from selfplay.backends import BackendError, Prompt, Sampling, make_backend
 from selfplay.backends.scripted import ScriptedBackend
@@ -107,12 +106,7 @@ def test_the_server_lists_its_model(server):
 
 
 def test_serve_command_with_a_missing_model_exits_2_with_one_line(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "selfplay.backends.serve", "--model", str(tmp_path / "x.gguf")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_cli("serve", "--model", str(tmp_path / "x.gguf"), timeout=60)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "does not exist" in result.stderr
 
