@@ -132,6 +132,19 @@ def completion_text(completion: Any) -> str:
     return ""
 
 
+def trl_rewards(scores: list[Score], kwargs: dict[str, Any]) -> list[float | None]:
+    """What a TRL reward function returns for `scores` (None where the label cannot be
+    graded), after logging their reasons and hack signals through the `log_extra` and
+    `log_metric` callbacks TRL's GRPOTrainer passes in `kwargs` (absent in older TRL)."""
+    log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
+    if callable(log_extra):  # TRL's completions table
+        log_extra("selfplay_reason", [s.reason for s in scores])
+        log_extra("selfplay_signals", [",".join(s.signals) for s in scores])
+    if callable(log_metric) and scores:
+        log_metric("selfplay/hack_signal_rate", sum(bool(s.signals) for s in scores) / len(scores))
+    return [s.score if s.gradable else None for s in scores]
+
+
 class TrlReward:
     """A TRL GRPO reward function with its own verifier settings; pickles as its settings.
 
@@ -161,15 +174,7 @@ class TrlReward:
         texts = [completion_text(c) for c in completions]
         verifier = shared_verifier(self.workers, self.timeout_s)
         scores = grade_responses(texts, list(labels), verifier)
-        log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
-        if callable(log_extra):  # TRL's completions table
-            log_extra("selfplay_reason", [s.reason for s in scores])
-            log_extra("selfplay_signals", [",".join(s.signals) for s in scores])
-        if callable(log_metric) and scores:
-            log_metric(
-                "selfplay/hack_signal_rate", sum(bool(s.signals) for s in scores) / len(scores)
-            )
-        return [s.score if s.gradable else None for s in scores]
+        return trl_rewards(scores, kwargs)
 
 
 _default = TrlReward()

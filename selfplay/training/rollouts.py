@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from selfplay.kinds.answers import strip_special_tokens
-from selfplay.rewards.frameworks import completion_text
+from selfplay.rewards.frameworks import completion_text, trl_rewards
 from selfplay.rewards.grade import grade_responses
 from task_bank.store import Attempt
 
@@ -77,7 +77,8 @@ class RolloutReward:
     """TRL's reward signature; grades with `selfplay.rewards` and records every rollout.
 
     A label that cannot be graded gives None (TRL's "not applicable"). Reasons and hack
-    signals go to TRL's completions table and metrics, as `trl_reward` does.
+    signals go to TRL's completions table and metrics through `trl_rewards`, as for
+    `trl_reward`.
     """
 
     def __init__(self, bank: Any, solver: str, verifier: Any, step: int = 0) -> None:
@@ -115,12 +116,4 @@ class RolloutReward:
         )
         self.recorded += sum(s.gradable for s in scores)
         self.seconds["record"] += time.perf_counter() - graded
-        log_extra, log_metric = kwargs.get("log_extra"), kwargs.get("log_metric")
-        if callable(log_extra):
-            log_extra("selfplay_reason", [s.reason for s in scores])
-            log_extra("selfplay_signals", [",".join(s.signals) for s in scores])
-        if callable(log_metric) and scores:
-            log_metric(
-                "selfplay/hack_signal_rate", sum(bool(s.signals) for s in scores) / len(scores)
-            )
-        return [s.score if s.gradable else None for s in scores]
+        return trl_rewards(scores, kwargs)
