@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd  # noqa: F401  (imported up front so no timing includes it)
 
+from selfplay.task import Task
 from task_bank.dedup import NearDupIndex, Vectorizer
 from task_bank.normalize import _TOKEN, word_tokens
-from selfplay.task import Task
 from task_bank.stats import summary
 from task_bank.store import Attempt, Bank
 
