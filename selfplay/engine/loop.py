@@ -208,7 +208,7 @@ class Loop:
         return gains
 
     def _evaluate(self, iteration: int, model: str, held_out: list[str]) -> None:
-        from selfplay.rewards.evaluate import evaluate_bank, evaluate_humaneval
+        from selfplay.evaluate import evaluate_bank, evaluate_humaneval
 
         e = self.config.eval
         run = self.config.run.model_copy(deep=True)
@@ -228,7 +228,7 @@ class Loop:
                 report["held_out"] = _with_solved(bank_eval)
             limit = e.humaneval_limit if e.humaneval_limit is not None else _humaneval_default()
             if limit:
-                from selfplay.rewards.evaluate import STOP
+                from selfplay.evaluate import STOP
 
                 he = evaluate_humaneval(
                     backend, self.verifier, limit=limit, progress=self._phase("eval humaneval"),

@@ -14,7 +14,7 @@ selfplay = functools.partial(run_cli, "eval")
 
 @pytest.mark.slow
 def test_humaneval_reports_pass_at_k_and_saves_completions(tmp_path):
-    from selfplay.rewards.evaluate import humaneval_problems
+    from selfplay.evaluate import humaneval_problems
 
     # Sample i of every problem replays line i: problem 1's canonical body, then a stub.
     body = humaneval_problems(limit=1)[0]["canonical_solution"]

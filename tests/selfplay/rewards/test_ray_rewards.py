@@ -13,7 +13,7 @@ from selfplay.verifier.cluster import RayVerifier
 
 def humaneval_batch() -> tuple[list[str], list[str]]:
     """HumanEval's 492 benchmark rows (canonical, empty, swapped) as responses and labels."""
-    from selfplay.rewards.evaluate import humaneval_problems
+    from selfplay.evaluate import humaneval_problems
 
     problems = humaneval_problems()
     responses, labels = [], []

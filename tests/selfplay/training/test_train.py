@@ -12,8 +12,8 @@ from curricula.schedulers import Uniform  # noqa: E402
 from selfplay.backends import Sampling, make_backend  # noqa: E402
 from selfplay.backends.models import model_label  # noqa: E402
 from selfplay.config import TrainConfig  # noqa: E402
+from selfplay.evaluate import evaluate_bank  # noqa: E402
 from selfplay.export.select import ExportOptions, select  # noqa: E402
-from selfplay.rewards.evaluate import evaluate_bank  # noqa: E402
 from selfplay.training import TrainDataError, TrainError, train  # noqa: E402
 from task_bank.store import Bank  # noqa: E402
 from task_bank.training import Proposal  # noqa: E402

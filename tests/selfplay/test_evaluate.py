@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from selfplay.backends.scripted import ScriptedBackend
-from selfplay.rewards import GroundTruth
-from selfplay.rewards.evaluate import (
+from selfplay.evaluate import (
     evaluate_bank,
     evaluate_humaneval,
     humaneval_problems,
     pass_at_k,
 )
+from selfplay.rewards import GroundTruth
 
 
 def test_pass_at_k_is_the_unbiased_estimator():
@@ -76,7 +76,7 @@ def test_bank_items_are_graded_with_the_reward(seed_tasks, verifier):
 @pytest.mark.slow
 def test_the_bundled_model_solves_the_first_humaneval_problem_greedily(verifier):
     from selfplay.backends import Sampling, make_backend
-    from selfplay.rewards.evaluate import STOP
+    from selfplay.evaluate import STOP
 
     # One problem, greedy: on two busy CPU cores a 0.5B model makes a few tokens a second.
     with make_backend("transformers", "bundled") as backend:
