@@ -6,7 +6,7 @@ Measures, in one run:
 - attempt insert rate and the curriculum's stats query (`Bank.solve_stats`), plus `stats --json`;
 - the near-duplicate check of Q new tasks (default 10,000; half of them renamed copies of
   bank tasks) against the bank: vectorize (real path) + search, with the inverted-file index
-  the gate uses at this size, side by side with exact search (`IndexFlatIP`) as the baseline,
+  admission uses at this size, side by side with exact search (`IndexFlatIP`) as the baseline,
   and the recall of the IVF index relative to exact search;
 - peak resident memory after each phase.
 
@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd  # noqa: F401  (imported up front so no timing includes it)
 
+from selfplay.admission.dedup import NearDupIndex, Vectorizer
+from selfplay.admission.normalize import _TOKEN, word_tokens
 from selfplay.task import Task
-from task_bank.dedup import NearDupIndex, Vectorizer
-from task_bank.normalize import _TOKEN, word_tokens
 from task_bank.stats import summary
 from task_bank.store import Attempt, Bank
 
@@ -168,7 +168,8 @@ def main() -> None:
                     )
                     hashes.append(hashlib.sha256(program.encode()).hexdigest())
                 clock = Clock()
-                keys = bank.add_tasks(tasks, vectors=vecs, ast_hashes=hashes)
+                dedup = [f"codegen:{h}" for h in hashes]
+                keys = bank.add_tasks(tasks, vectors=vecs, ast_hashes=hashes, dedup_keys=dedup)
                 wall, cpu = clock.read()
                 insert_wall, insert_cpu = insert_wall + wall, insert_cpu + cpu
                 assert None not in keys, "synthetic tasks must all be distinct"
@@ -220,7 +221,7 @@ def main() -> None:
     keys, vectors = bank.vectors()
     timed("load_vectors", clock)
     clock = Clock()
-    index = NearDupIndex(vectors.shape[1])  # IVF at this size, as in the gate
+    index = NearDupIndex(vectors.shape[1])  # IVF at this size, as in admission
     index.add(keys, vectors)
     timed("index_build", clock)
     say("peak_rss_mb_after_index", round(peak_mb()))

@@ -90,11 +90,10 @@ def main() -> None:
     from loop_gain import paired
 
     from pipelines.train import quiet_libraries
+    from selfplay.admission import Admission, import_source
     from selfplay.config import TrainConfig
     from selfplay.training import train
     from selfplay.verifier import Verifier
-    from task_bank.gate import Gate
-    from task_bank.importers import import_source
     from task_bank.store import Bank
 
     quiet_libraries()
@@ -104,7 +103,7 @@ def main() -> None:
     result: dict = {"model": args.model, "steps": args.steps, "cpus": os.cpu_count(), "runs": {}}
     with Verifier(workers=2, timeout_s=5.0) as verifier:
         with Bank(base_bank) as bank:
-            import_source("seeds", Gate(bank, verifier))
+            import_source("seeds", Admission(bank, verifier))
             held_out, train_items = held_out_items(bank, 0.3, args.seed)
             warm_up(bank, args.model, train_items, verifier)
         result["held_out_tasks"] = len(held_out)

@@ -38,15 +38,14 @@ GRPO = {"num_generations": 2, "max_completion_length": 48, "scheduler": "learnab
 
 
 def _bank(folder: Path) -> Path:
-    """A bank of the bundled seeds, imported through the gate."""
+    """A bank of the bundled seeds, imported through admission."""
+    from selfplay.admission import Admission, import_source
     from selfplay.verifier import Verifier
-    from task_bank.gate import Gate
-    from task_bank.importers import import_source
     from task_bank.store import Bank
 
     path = folder / "bank.db"
     with Bank(path) as bank, Verifier(workers=2) as verifier:
-        import_source("seeds", Gate(bank, verifier))
+        import_source("seeds", Admission(bank, verifier))
     return path
 
 

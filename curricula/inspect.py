@@ -54,7 +54,7 @@ def read_bank(
 def _neighbours(
     bank: Bank, known: set[str], knn: int, min_similarity: float
 ) -> dict[str, list[tuple[str, float]]]:
-    from task_bank.dedup import NearDupIndex
+    from selfplay.admission.dedup import NearDupIndex
 
     keys, vectors = bank.vectors()
     if len(keys) < 2 or knn < 1:

@@ -58,13 +58,13 @@ def import_(
     """Verify, deduplicate and decontaminate tasks from SOURCE, then add them to the bank."""
     from pydantic import ValidationError
 
+    from selfplay.admission import Admission, AdmissionConfig
     from selfplay.verifier import IsolationUnavailable, Verifier
-    from task_bank.gate import Gate, GateConfig
     from task_bank.importers import SourceError, read_source
     from task_bank.store import BankError
 
     try:
-        config = GateConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
+        config = AdmissionConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
     except ValidationError as e:
         raise _fail(f"invalid option {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}.") from None
     try:
@@ -80,8 +80,8 @@ def import_(
     store = _open(bank, create=True)
     try:
         with Verifier(workers, timeout) as verifier:
-            gate = Gate(store, verifier, config)
-            report = _admit(gate, candidates, batch_size, limit)
+            admission = Admission(store, verifier, config)
+            report = _admit(admission, candidates, batch_size, limit)
     except (BankError, IsolationUnavailable) as e:
         raise _fail(f"{e}.") from None
     finally:
@@ -92,14 +92,14 @@ def import_(
         _print_report(report, store.path)
 
 
-def _admit(gate, candidates, batch_size: int, limit: int | None):
+def _admit(admission, candidates, batch_size: int, limit: int | None):
     from pipelines.progress import Progress
-    from task_bank.importers import admit_candidates
+    from selfplay.admission import admit_candidates
 
     with Progress() as bar:
         return admit_candidates(
             candidates,
-            gate,
+            admission,
             batch_size=batch_size,
             limit=limit,
             progress=lambda done, total: bar.update("admitting", done, total),

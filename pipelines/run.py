@@ -38,6 +38,8 @@ def _summary_table(summary: Any) -> Any:
     learn = "-" if summary.mean_learnability is None else f"{summary.mean_learnability:.3f}"
     table.add_row("proposed", str(summary.proposed))
     table.add_row("admitted", str(summary.admitted))
+    if summary.flagged:
+        table.add_row("  flagged (benchmark look-alikes, kept out)", str(summary.flagged))
     for reason, n in summary.rejected.items():
         table.add_row(f"  rejected: {reason}", str(n))
     table.add_row("solver attempts", str(summary.attempts))

@@ -22,7 +22,7 @@ class Task:
     """One verified task with its provenance and verification facts.
 
     `examples` are `{"input": "<args literal>", "output": "<repr of result>"}`; an
-    `output` of None means "not computed yet" (the gate fills it in by execution).
+    `output` of None means "not computed yet" (admission fills it in by execution).
     `contaminated` is None, or the reason the task overlaps a benchmark set.
     """
 

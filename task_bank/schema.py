@@ -2,7 +2,7 @@
 
 A row is untrusted input: `parse_task` turns a decoded JSON object into a `Task` or
 raises `InvalidTask` with one sentence naming the problem. Example outputs in a row
-are never trusted: the gate recomputes them by running the reference program.
+are never trusted: admission recomputes them by running the reference program.
 
 Row format (JSONL, or the same columns in Parquet / a saved Hugging Face dataset):
 `{"id"?, "kind", "prompt", "program", "entry_point", "tests", "examples"?, "source"?,

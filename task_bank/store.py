@@ -3,7 +3,7 @@
 Every write is one transaction (`BEGIN IMMEDIATE ... COMMIT`), so a process killed at
 any point leaves a consistent bank holding everything committed before the kill.
 The bank stores what it is given; admission (verification, dedup, decontamination)
-happens in `task_bank.gate.Gate` before tasks get here.
+happens in `selfplay.admission` before tasks get here.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from selfplay import kinds
 from selfplay.task import Task
 from task_bank.curriculum_tables import CurriculumTables
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
-from task_bank.normalize import ast_hash
 from task_bank.training import TrainingRecords
 
 if TYPE_CHECKING:
@@ -67,17 +65,6 @@ class Rejection:
     item: str
     reason: str
     detail: str = ""
-
-
-def dedup_key(task: Task, program_hash: str) -> str:
-    """Exact-duplicate key: same kind and normalized program, and for deduction and
-    abduction the same question (the shown input, resp. output)."""
-    key = f"{task.kind}:{program_hash}"
-    kind = kinds.KINDS.get(task.kind)  # an unknown kind is refused when its row is parsed
-    shown = kind.shown(task) if kind is not None else None
-    if shown is not None:
-        key += f":{shown}"
-    return key
 
 
 _TASK_COLUMNS = (
@@ -185,19 +172,22 @@ class Bank(TrainingRecords, CurriculumTables):
         tasks: list[Task],
         *,
         vectors: np.ndarray | None = None,
-        ast_hashes: list[str] | None = None,
+        ast_hashes: list[str],
+        dedup_keys: list[str],
         content_hashes: list[str] | None = None,
         rejections: Iterable[Rejection] = (),
     ) -> list[int | None]:
         """Insert tasks (with their vectors) and rejections in one transaction.
 
-        `content_hashes` are the candidates' hashes as they arrived (before the gate
+        `content_hashes` are the candidates' hashes as they arrived (before admission
         filled in example outputs), which is what a re-import is compared against.
+
+        `ast_hashes` and `dedup_keys` are admission's (`selfplay.admission.dedup.keys`):
+        the bank stores them and keeps `dedup_key` unique, it does not compute them.
 
         Returns each task's integer key, or None where the id or the exact-duplicate
         key was already taken (a concurrent writer may have won the race).
         """
-        hashes = ast_hashes if ast_hashes is not None else [ast_hash(t.program) for t in tasks]
         now = time.time()
         rows = [
             (
@@ -219,8 +209,8 @@ class Bank(TrainingRecords, CurriculumTables):
                 None if t.deterministic is None else int(t.deterministic),
                 t.contaminated,
                 content_hashes[i] if content_hashes else t.content_hash(),
-                hashes[i],
-                dedup_key(t, hashes[i]),
+                ast_hashes[i],
+                dedup_keys[i],
             )
             for i, t in enumerate(tasks)
         ]

@@ -94,6 +94,14 @@ def bank(tmp_path: Path):
         yield b
 
 
+@pytest.fixture
+def admission(bank: Bank, verifier: Verifier):
+    """Admission into this test's own bank, with the shared verifier and default settings."""
+    from selfplay.admission import Admission
+
+    return Admission(bank, verifier)
+
+
 @pytest.fixture(scope="session")
 def built_bank(tmp_path_factory, verifier) -> Path:
     """The bank of helpers/bank_builder.py (the seeds, one contaminated HumanEval task, graded

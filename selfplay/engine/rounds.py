@@ -3,7 +3,7 @@
 A round is a fixed list of steps: one `propose.<kind>` step per task kind, then `solve`
 (the round's new tasks plus the curriculum's picks, in chunks), then `rewards`, then
 the summary. Every step commits its result to the bank before the next starts: admitted
-tasks in the gate's transaction, a chunk's attempts in one transaction, a step's report
+tasks in admission's transaction, a chunk's attempts in one transaction, a step's report
 in the bank's `round_steps` table. A process killed anywhere therefore
 loses at most the step in flight, and the same command run again redoes only that step:
 no admitted task is lost (tasks carry their round id and are counted from the bank) and
@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from curricula import make_scheduler
+from selfplay.admission import Admission, AdmissionConfig, AdmissionReport, import_source
 from selfplay.backends.base import Backend
 from selfplay.backends.models import model_label
 from selfplay.config import RunConfig
 from selfplay.proposer.proposer import SOURCE, Proposer
 from selfplay.solver.solver import Solver
-from task_bank.gate import Gate, GateConfig, GateReport
 from task_bank.store import Bank
 
 RUN_KEY = "selfplay.run"
@@ -42,6 +42,7 @@ class RoundSummary:
     round: int
     proposed: int = 0
     admitted: int = 0
+    flagged: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
     solved: int = 0
@@ -75,7 +76,7 @@ class SelfPlay:
         *,
         progress: Progress | None = None,
         on_round: Callable[[RoundSummary], None] | None = None,
-        on_seeds: Callable[[GateReport], None] | None = None,
+        on_seeds: Callable[[AdmissionReport], None] | None = None,
     ) -> None:
         self.bank = bank
         self.backend = backend
@@ -84,7 +85,16 @@ class SelfPlay:
         self.progress = progress or (lambda phase, done, total: None)
         self.on_round = on_round or (lambda summary: None)
         self.on_seeds = on_seeds or (lambda report: None)
-        self.gate = Gate(bank, verifier, GateConfig(timeout_s=self.config.verifier.timeout_s))
+        p = self.config.proposer
+        self.admission = Admission(
+            bank,
+            verifier,
+            AdmissionConfig(
+                timeout_s=self.config.verifier.timeout_s,
+                max_program_chars=p.max_program_chars,
+                max_output_chars=p.max_output_chars,
+            ),
+        )
         self._graph: Any = None
         # The name this model's attempts carry (a trained model's id in the bank), and the
         # names whose attempts describe it: itself and the models it was trained from.
@@ -145,10 +155,8 @@ class SelfPlay:
         return summaries
 
     def _import_seeds(self) -> None:
-        from task_bank.importers import import_source
-
         report = import_source(
-            "seeds", self.gate, progress=lambda d, t: self.progress("import seeds", d, t)
+            "seeds", self.admission, progress=lambda d, t: self.progress("import seeds", d, t)
         )
         self.on_seeds(report)
 
@@ -194,13 +202,12 @@ class SelfPlay:
         picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
         references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         # A step redone after a kill samples afresh: with the killed try's seed it would
-        # propose the same tasks again, which the gate would count as duplicates.
+        # propose the same tasks again, which admission would count as duplicates.
         tries = (self._done(round_id, f"propose.{kind}.tries") or {}).get("tries", 0)
         self._commit(round_id, f"propose.{kind}.tries", {"tries": tries + 1})
         proposer = Proposer(
             self.backend,
-            self.verifier,
-            self.gate,
+            self.admission,
             c.proposer,
             seed=c.seed + 1000 * round_id + 100 * tries + n,
             progress=self.progress,
@@ -289,6 +296,7 @@ class SelfPlay:
             step = self._done(round_id, f"propose.{kind}") or {}
             s.proposed += step.get("proposed", 0)
             rejected.update(step.get("rejected", {}))
+            s.flagged += step.get("flagged", 0)
             s.tokens += step.get("tokens", 0)
             s.seconds += step.get("seconds", 0.0)
             gen_seconds += step.get("gen_seconds", 0.0)

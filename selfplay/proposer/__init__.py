@@ -1,13 +1,5 @@
-"""The proposer: a model writes new tasks; a chain of checks and the bank gate admit them."""
+"""The proposer: a model writes new tasks; it generates and parses, admission judges."""
 
-from selfplay.proposer.checks import Reason, run_checks, static_checks
-from selfplay.proposer.proposer import MIN_INPUTS, ProposalReport, Proposer
+from selfplay.proposer.proposer import ProposalReport, Proposer
 
-__all__ = [
-    "MIN_INPUTS",
-    "ProposalReport",
-    "Proposer",
-    "Reason",
-    "run_checks",
-    "static_checks",
-]
+__all__ = ["ProposalReport", "Proposer"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from selfplay.admission.examples import literal_args
 from selfplay.kinds.fences import code_blocks
-from task_bank.examples import literal_args
 
 
 def continued(prefill: str, completion: str) -> str:

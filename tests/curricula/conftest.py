@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bank_samples import add_tasks
 
-from task_bank.dedup import Vectorizer
+from selfplay.admission.dedup import Vectorizer
 from task_bank.schema import parse_task
 from task_bank.store import Attempt, Bank
 
@@ -39,7 +40,7 @@ def bank_path(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("curriculum") / "bank.db"
     rng = np.random.default_rng(0)
     with Bank(path) as bank:
-        bank.add_tasks(tasks, vectors=Vectorizer().vectorize(tasks))
+        add_tasks(bank, tasks, vectors=Vectorizer().vectorize(tasks))
         rate = {t.id: rng.choice([0.0, 0.3, 0.6, 1.0]) for t in tasks[:70]}
         for step in range(2):
             rid = bank.start_round({})

@@ -1,15 +1,14 @@
 """A small real bank for export tests: the bundled seeds and one HumanEval task (flagged as
-contaminated) imported through the bank's own gate, plus attempts graded by the reward."""
+contaminated) imported through admission, plus attempts graded by the reward."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from selfplay.admission import Admission, AdmissionConfig, import_source
 from selfplay.kinds.fences import as_response
 from selfplay.rewards import GroundTruth, grade_responses
-from task_bank.gate import Gate, GateConfig
-from task_bank.importers import import_source
 from task_bank.store import Attempt, Bank
 
 # (task id, solver, response): right and wrong answers at a few tasks.
@@ -36,7 +35,7 @@ def _attempts(tasks: dict) -> list[tuple[str, str, str]]:
 
 
 def _rejects(folder: Path, seed) -> Path:
-    """Two candidates the gate turns away: a renamed copy of a seed and a wrong reference."""
+    """Two candidates admission turns away: a renamed copy of a seed and a wrong reference."""
     copy = seed.to_row() | {"id": "copy-of-rle", "prompt": "Compress runs.", "source": "extra"}
     wrong = {
         "id": "wrong-ref",
@@ -54,11 +53,11 @@ def _rejects(folder: Path, seed) -> Path:
 
 def build_bank(path: Path, verifier) -> Path:
     with Bank(path) as bank:
-        gate = Gate(bank, verifier, GateConfig())
-        import_source("seeds", gate)
-        import_source("humaneval", gate, limit=1)
+        admission = Admission(bank, verifier, AdmissionConfig())
+        import_source("seeds", admission)
+        import_source("humaneval", admission, limit=1)
         tasks = {t.id: t for t in bank.tasks()}
-        import_source(str(_rejects(path.parent, tasks[CODEGEN])), gate)
+        import_source(str(_rejects(path.parent, tasks[CODEGEN])), admission)
         made = _attempts(tasks)
         labels = [GroundTruth.from_task(tasks[tid]).to_json() for tid, _, _ in made]
         # An engine may store the extracted code; it is graded as the response it came from.

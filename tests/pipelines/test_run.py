@@ -19,9 +19,9 @@ import pytest
 import yaml
 from selfplay_cli import one_sentence_error, run_cli
 
+from selfplay.admission import Admission, AdmissionConfig
 from selfplay.config import RunConfig
 from selfplay.verifier import Verifier
-from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task
 from task_bank.store import Bank
 
@@ -96,7 +96,9 @@ def small_bank(path: Path) -> None:
         for i, kind in enumerate(["deduction", "abduction", "induction", "codegen"])
     ]
     with Bank(path) as bank, Verifier(workers=1) as v:
-        assert Gate(bank, v, GateConfig()).admit([parse_task(r) for r in rows]).admitted == 4
+        assert (
+            Admission(bank, v, AdmissionConfig()).admit([parse_task(r) for r in rows]).admitted == 4
+        )
 
 
 def scripted(bank: Path, rounds: int, delay: float = 0.0, **kw):
@@ -287,7 +289,7 @@ def test_sigkill_at_any_point_then_resume(tmp_path):
 
 @pytest.mark.slow
 def test_a_round_with_the_real_bundled_model(tmp_path):
-    """The real path: the bundled model on CPU proposes, the verifier and gate judge, the
+    """The real path: the bundled model on CPU proposes, the verifier and admission judge, the
     model solves. Tiny counts (one proposal, one attempt per task) keep it to minutes on two
     busy cores."""
     config = tmp_path / "c.yaml"

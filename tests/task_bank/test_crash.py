@@ -22,6 +22,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     import numpy as np
+    from selfplay.admission.dedup import keys
     from task_bank.schema import parse_task
     from task_bank.store import Attempt, Bank
 
@@ -34,7 +35,9 @@ WRITER = textwrap.dedent(
                         "entry_point": "f", "tests": ["assert True"]}, source="crash")
             for i in range(50)
         ]
-        bank.add_tasks(tasks, vectors=np.ones((50, 16), dtype=np.float32))
+        hashes, dedup = keys(tasks)
+        bank.add_tasks(tasks, vectors=np.ones((50, 16), dtype=np.float32),
+                       ast_hashes=hashes, dedup_keys=dedup)
         bank.add_attempts([Attempt(t.id, "m", "a", "passed", True, step=batch) for t in tasks])
         print(batch, flush=True)
     """

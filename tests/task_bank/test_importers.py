@@ -7,7 +7,8 @@ import json
 import pytest
 from bank_samples import SUM_EVENS, codegen_row, write_jsonl
 
-from task_bank.importers import SEEDS_PATH, SourceError, import_source, read_source
+from selfplay.admission import import_source
+from task_bank.importers import SEEDS_PATH, SourceError, read_source
 from task_bank.schema import KINDS
 
 MBPP = [
@@ -78,42 +79,42 @@ STDIO = [
 ]
 
 
-def test_mbpp_rows_are_verified_and_broken_ones_counted(tmp_path, gate):
-    report = import_source(str(write_jsonl(tmp_path / "mbpp.jsonl", MBPP)), gate)
+def test_mbpp_rows_are_verified_and_broken_ones_counted(tmp_path, admission):
+    report = import_source(str(write_jsonl(tmp_path / "mbpp.jsonl", MBPP)), admission)
     assert report.admitted == 1 and report.rejected == {"reference_failed": 1}
-    task = gate.bank.get("mbpp-11")
+    task = admission.bank.get("mbpp-11")
     assert task.entry_point == "remove_occ" and task.source == "mbpp"
     assert "remove_occ(s, ch)" in task.prompt
     assert task.examples == [
         {"input": "'hello', 'l'", "output": "'heo'"},
         {"input": "'abcda', 'a'", "output": "'bcd'"},
     ]
-    assert gate.bank.rejection_counts() == {"reference_failed": 1}
+    assert admission.bank.rejection_counts() == {"reference_failed": 1}
 
 
-def test_kodcode_pytest_modules_become_one_test_per_function(tmp_path, gate):
-    report = import_source(str(write_jsonl(tmp_path / "kod.jsonl", KODCODE)), gate)
+def test_kodcode_pytest_modules_become_one_test_per_function(tmp_path, admission):
+    report = import_source(str(write_jsonl(tmp_path / "kod.jsonl", KODCODE)), admission)
     assert report.admitted == 1 and report.rejected == {"tests_need_pytest": 1}
-    task = gate.bank.get("kodcode-Leetcode_1")
+    task = admission.bank.get("kodcode-Leetcode_1")
     assert task.entry_point == "two_sum" and len(task.tests) == 2
     assert task.examples[0] == {"input": "[2, 7, 11, 15], 9", "output": "[0, 1]"}
 
 
-def test_acecoder_takes_the_fully_passing_inference_as_reference(tmp_path, gate):
-    report = import_source(str(write_jsonl(tmp_path / "ace.jsonl", ACECODER)), gate)
+def test_acecoder_takes_the_fully_passing_inference_as_reference(tmp_path, admission):
+    report = import_source(str(write_jsonl(tmp_path / "ace.jsonl", ACECODER)), admission)
     assert report.admitted == 1 and report.rejected == {"no_reference": 1}
-    assert "max(lo, min(x, hi))" in gate.bank.get("acecoder-oss_1").program
+    assert "max(lo, min(x, hi))" in admission.bank.get("acecoder-oss_1").program
 
 
-def test_stdio_rows_become_stdin_stdout_tests(tmp_path, gate):
-    report = import_source(str(write_jsonl(tmp_path / "cf.jsonl", STDIO)), gate)
+def test_stdio_rows_become_stdin_stdout_tests(tmp_path, admission):
+    report = import_source(str(write_jsonl(tmp_path / "cf.jsonl", STDIO)), admission)
     assert report.admitted == 1
-    task = gate.bank.get("stdio-1")
+    task = admission.bank.get("stdio-1")
     assert task.entry_point is None and task.tests[1] == {"input": "10 -3\n", "output": "7\n"}
 
 
 @pytest.mark.slow
-def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, gate):
+def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, admission):
     import datasets
     import pandas as pd
 
@@ -125,15 +126,15 @@ def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, gate):
     ]
     encoded = [{k: json.dumps(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
     pd.DataFrame(encoded).to_parquet(tmp_path / "rows.parquet")
-    report = import_source(str(tmp_path / "rows.parquet"), gate)
+    report = import_source(str(tmp_path / "rows.parquet"), admission)
     assert report.admitted == 2
     datasets.Dataset.from_list(encoded).save_to_disk(str(tmp_path / "ds"))
-    report = import_source(str(tmp_path / "ds"), gate, source_name="rows")
+    report = import_source(str(tmp_path / "ds"), admission, source_name="rows")
     assert report.admitted == 0 and report.already_present == 2
-    assert {t.source for t in gate.bank.tasks()} == {"rows"}
+    assert {t.source for t in admission.bank.tasks()} == {"rows"}
 
 
-def test_examples_in_a_row_are_recomputed_and_lies_are_rejected(tmp_path, gate):
+def test_examples_in_a_row_are_recomputed_and_lies_are_rejected(tmp_path, admission):
     prog = "def f(x):\n    return x * 2\n"
     rows = [
         {
@@ -161,17 +162,17 @@ def test_examples_in_a_row_are_recomputed_and_lies_are_rejected(tmp_path, gate):
             "examples": [{"input": "6"}, {"input": "7"}],
         },
     ]
-    report = import_source(str(write_jsonl(tmp_path / "k.jsonl", rows)), gate)
+    report = import_source(str(write_jsonl(tmp_path / "k.jsonl", rows)), admission)
     assert report.admitted == 2 and report.rejected == {"example_mismatch": 1}
-    induction = next(gate.bank.tasks(kind="induction"))
+    induction = next(admission.bank.tasks(kind="induction"))
     assert induction.examples == [{"input": "6", "output": "12"}, {"input": "7", "output": "14"}]
     assert induction.deterministic is True and induction.verified_at is not None
 
 
 def test_nondeterministic_and_too_slow_references_are_rejected_by_reason(tmp_path, bank, verifier):
-    from task_bank.gate import Gate, GateConfig
+    from selfplay.admission import Admission, AdmissionConfig
 
-    gate = Gate(bank, verifier, GateConfig(timeout_s=1.0))
+    admission = Admission(bank, verifier, AdmissionConfig(timeout_s=1.0))
     rows = [
         codegen_row(
             "import os\ndef r(x):\n    return os.urandom(8)\n", "r", ["assert r(1) is not None"]
@@ -179,19 +180,19 @@ def test_nondeterministic_and_too_slow_references_are_rejected_by_reason(tmp_pat
         codegen_row("def slow(x):\n    while True:\n        pass\n", "slow", ["assert slow(1)"]),
         codegen_row("x = 1 / 0\ndef boom(x):\n    return 1\n", "boom", ["assert boom(1) == 1"]),
     ]
-    report = import_source(str(write_jsonl(tmp_path / "bad.jsonl", rows)), gate)
+    report = import_source(str(write_jsonl(tmp_path / "bad.jsonl", rows)), admission)
     assert report.admitted == 0
     assert report.rejected == {"nondeterministic": 1, "reference_timeout": 1, "reference_error": 1}
     assert bank.rejection_counts() == report.rejected
 
 
-def test_reimporting_the_same_source_adds_nothing(tmp_path, gate):
+def test_reimporting_the_same_source_adds_nothing(tmp_path, admission):
     path = write_jsonl(tmp_path / "mbpp.jsonl", MBPP)
-    import_source(str(path), gate)
-    before = (gate.bank.count(), gate.bank.rejection_counts())
-    report = import_source(str(path), gate)
+    import_source(str(path), admission)
+    before = (admission.bank.count(), admission.bank.rejection_counts())
+    report = import_source(str(path), admission)
     assert report.admitted == 0 and report.already_present == 1
-    assert (gate.bank.count(), gate.bank.rejection_counts()) == before
+    assert (admission.bank.count(), admission.bank.rejection_counts()) == before
 
 
 @pytest.mark.parametrize(
@@ -226,28 +227,30 @@ def test_unknown_sources_are_refused():
 
 
 @pytest.mark.slow
-def test_humaneval_imports_all_164_problems_flagged_as_contaminated(gate):
-    report = import_source("humaneval", gate)
+def test_humaneval_imports_all_164_problems_flagged_as_contaminated(admission):
+    report = import_source("humaneval", admission)
     assert report.admitted == 164 and report.contaminated == 164 and not report.rejected
-    task = gate.bank.get("HumanEval/0")
+    task = admission.bank.get("HumanEval/0")
     assert task.tests[0].rstrip().endswith("check(has_close_elements)")
-    assert task.examples and list(gate.bank.tasks()) == []
+    assert task.examples and list(admission.bank.tasks()) == []
 
 
 @pytest.mark.slow
-def test_the_bundled_seeds_import_cleanly_and_cover_all_kinds(gate):
+def test_the_bundled_seeds_import_cleanly_and_cover_all_kinds(admission):
     assert SEEDS_PATH.exists()
-    report = import_source("seeds", gate)
+    report = import_source("seeds", admission)
     assert report.admitted >= 60 and report.admitted == report.seen, report.to_dict()
-    assert {t.kind for t in gate.bank.tasks(source="seeds")} == set(KINDS)
+    assert {t.kind for t in admission.bank.tasks(source="seeds")} == set(KINDS)
 
 
-def test_object_results_are_not_kept_as_examples_and_do_not_look_nondeterministic(tmp_path, gate):
+def test_object_results_are_not_kept_as_examples_and_do_not_look_nondeterministic(
+    tmp_path, admission
+):
     program = (
         "class Counter:\n    def __init__(self, start):\n        self.n = start\n"
         "    def bump(self):\n        self.n += 1\n        return self.n\n"
     )
     row = codegen_row(program, "Counter", ["assert Counter(3).bump() == 4", "assert Counter(0)"])
-    report = import_source(str(write_jsonl(tmp_path / "cls.jsonl", [row])), gate)
+    report = import_source(str(write_jsonl(tmp_path / "cls.jsonl", [row])), admission)
     assert report.admitted == 1, report.to_dict()
-    assert next(gate.bank.tasks()).examples == []
+    assert next(admission.bank.tasks()).examples == []

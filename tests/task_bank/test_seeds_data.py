@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from task_bank.decontam import humaneval_decontaminator
+from selfplay.admission.decontam import humaneval_decontaminator
+from selfplay.admission.normalize import ast_hash
 from task_bank.importers import SEEDS_PATH
-from task_bank.normalize import ast_hash
 from task_bank.schema import parse_task
 
 KINDS = ("codegen", "deduction", "abduction", "induction")

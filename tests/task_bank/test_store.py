@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from bank_samples import add_tasks
 
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
 from task_bank.schema import parse_task
@@ -76,27 +77,27 @@ def test_reading_commands_do_not_create_a_bank(tmp_path):
 
 
 def test_tasks_round_trip_and_duplicates_are_not_inserted_twice(bank):
-    keys = bank.add_tasks([_task(1), _task(2)])
+    keys = add_tasks(bank, [_task(1), _task(2)])
     assert all(k is not None for k in keys)
     assert bank.get(_task(1).id).to_row() == _task(1).to_row()
-    assert bank.add_tasks([_task(1)]) == [None]
+    assert add_tasks(bank, [_task(1)]) == [None]
     assert bank.count() == 2
 
 
 def test_a_failed_write_leaves_nothing_behind(bank):
-    bank.add_tasks([_task(1)])
+    add_tasks(bank, [_task(1)])
     with pytest.raises(sqlite3.IntegrityError):
         # the second task has no prompt, which breaks a NOT NULL constraint: the whole batch
         # rolls back
         bad = _task(3)
         bad.prompt = None
-        bank.add_tasks([_task(2), bad])
+        add_tasks(bank, [_task(2), bad])
     assert bank.count() == 1
 
 
 def test_attempts_update_per_task_per_solver_counters(bank):
     a, b = _task(1), _task(2)
-    bank.add_tasks([a, b])
+    add_tasks(bank, [a, b])
     round_id = bank.start_round({"solver": "m1"})
     bank.add_attempts(
         [
@@ -117,7 +118,7 @@ def test_attempts_update_per_task_per_solver_counters(bank):
 
 
 def test_an_attempt_on_an_unknown_task_is_refused_and_nothing_is_recorded(bank):
-    bank.add_tasks([_task(1)])
+    add_tasks(bank, [_task(1)])
     with pytest.raises(BankError, match="not in the bank"):
         bank.add_attempts(
             [
@@ -131,14 +132,14 @@ def test_an_attempt_on_an_unknown_task_is_refused_and_nothing_is_recorded(bank):
 def test_contaminated_tasks_are_left_out_of_exports_unless_asked_for(bank):
     clean, dirty = _task(1), _task(2)
     dirty.contaminated = "HumanEval/0: same normalized program"
-    bank.add_tasks([clean, dirty])
+    add_tasks(bank, [clean, dirty])
     assert [t.id for t in bank.tasks()] == [clean.id]
     assert len(list(bank.tasks(include_contaminated=True))) == 2
     assert list(bank.solve_stats().index) == [clean.id]
 
 
 def test_filters_by_kind_source_and_tag(bank):
-    bank.add_tasks([_task(1, tags=["math"]), _task(2, kind="deduction", tags=["strings"])])
+    add_tasks(bank, [_task(1, tags=["math"]), _task(2, kind="deduction", tags=["strings"])])
     assert [t.kind for t in bank.tasks(kind="deduction")] == ["deduction"]
     assert [t.tags for t in bank.tasks(tag="math")] == [["math"]]
     assert list(bank.tasks(source="elsewhere")) == []
@@ -156,7 +157,7 @@ def test_hack_signal_rates_per_solver_and_round(tmp_path):
 
     with Bank(tmp_path / "b.db") as bank:
         a, b = _task(1), _task(2)
-        bank.add_tasks([a, b])
+        add_tasks(bank, [a, b])
         r1, r2 = bank.start_round(), bank.start_round()
         attempts = [
             Attempt(a.id, "m1", "x", "failed", False, 0.0, r1, signals=["gc_scan", "frame_walk"]),
@@ -211,7 +212,7 @@ def test_each_attempt_records_whether_it_ran_in_the_sandbox(tmp_path):
 
     with Bank(tmp_path / "b.db") as bank:
         a = _task(1)
-        bank.add_tasks([a])
+        add_tasks(bank, [a])
         bank.add_attempts(
             [
                 Attempt(a.id, "m1", "x", "passed", True, 1.0),

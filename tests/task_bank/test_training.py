@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bank_samples import add_tasks
+
 from task_bank.schema import parse_task
 from task_bank.store import Attempt, Bank
 from task_bank.training import ModelRecord, Proposal
@@ -39,7 +41,7 @@ def test_a_model_is_recorded_when_training_starts_and_finished_with_its_steps(tm
 
 def test_rollouts_after_a_checkpoint_are_dropped_with_their_counters(tmp_path):
     with Bank(tmp_path / "b.db") as bank:
-        bank.add_tasks([_task(1), _task(2)])
+        add_tasks(bank, [_task(1), _task(2)])
         made = [
             Attempt("t1", "policy", "a", "passed", True, step=3, created_at=t)
             for t in (10.0, 11.0, 12.0, 13.0)

@@ -50,9 +50,9 @@ def test_solver_verdicts_match_the_reward_and_export_as_labelled(tmp_path, verif
     assert sum(a.passed for a in attempts) == len(tasks)  # every right answer, no wrong one
 
     with Bank(tmp_path / "bank.db") as bank:
-        from task_bank.gate import Gate, GateConfig
+        from selfplay.admission import Admission, AdmissionConfig
 
-        Gate(bank, verifier, GateConfig(decontaminate=False)).admit(tasks)
+        Admission(bank, verifier, AdmissionConfig(decontaminate=False)).admit(tasks)
         bank.add_attempts(attempts)
     report = export_bank(tmp_path / "bank.db", "dpo", tmp_path / "dpo", ExportOptions(split="none"))
     assert report.rows == {"train": len(tasks)}  # one pair per task

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from selfplay import kinds
+from selfplay.admission import Admission
 from selfplay.export import export_bank
 from selfplay.kinds import KindError
 from selfplay.prompts import render
 from selfplay.rewards import GroundTruth, grade_responses
 from selfplay.solver import solver_prompt
-from task_bank.gate import Gate
 from task_bank.schema import parse_task
 
 # "reverse": shown a sequence, write it reversed; the answer is a Python literal, compared
@@ -103,7 +103,7 @@ def test_a_registered_kind_is_admitted_solved_graded_and_exported(reverse, bank,
         },
         source="test",
     )
-    report = Gate(bank, verifier).admit([task])
+    report = Admission(bank, verifier).admit([task])
     assert report.admitted_ids == [task.id], report.outcomes
     stored = bank.get(task.id)
     assert stored.kind == "reverse" and stored.examples[0]["output"] == "['a', 2, 1]"

@@ -1,7 +1,7 @@
 import pytest
 
+from selfplay.admission import Admission, AdmissionConfig
 from selfplay.backends.base import Backend, Completion
-from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task
 
 
@@ -46,8 +46,8 @@ REFERENCE = {
 
 
 @pytest.fixture()
-def gate(bank, verifier_3s_512mb):
-    g = Gate(bank, verifier_3s_512mb, GateConfig(timeout_s=3.0))
+def admission(bank, verifier_3s_512mb):
+    g = Admission(bank, verifier_3s_512mb, AdmissionConfig(timeout_s=3.0))
     report = g.admit([parse_task(REFERENCE)])
     assert report.admitted == 1
     return g
@@ -60,5 +60,5 @@ def replay():
 
 
 @pytest.fixture()
-def reference(bank, gate):
+def reference(bank, admission):
     return bank.get("ref-double")

@@ -4,21 +4,22 @@ a task are always the verifier's, never the model's."""
 
 import pytest
 
+from selfplay.admission import Admission, AdmissionConfig
+from selfplay.admission.decontam import Decontaminator
 from selfplay.config import ProposerConfig
 from selfplay.proposer import Proposer
-from task_bank.decontam import Decontaminator
-from task_bank.gate import Gate, GateConfig
 from task_bank.schema import parse_task
 
 INPUTS = "1)\nf(2)\nf(3)\nf(-4)\nf(10)\n"
 
 
 @pytest.fixture()
-def propose(gate, verifier_3s_512mb, replay):
-    def run(gate_, verifier_, programs, kind="deduction", inputs=(INPUTS,), references=(), **cfg):
+def propose(replay):
+    def run(admission_, programs, kind="deduction", inputs=(INPUTS,), references=(), **limits):
         backend = replay(programs, inputs)
-        config = ProposerConfig(proposals_per_kind=len(programs), **cfg)
-        proposer = Proposer(backend, verifier_, gate_, config)
+        if limits:  # what a proposal must satisfy is admission's
+            admission_.config = admission_.config.model_copy(update=limits)
+        proposer = Proposer(backend, admission_, ProposerConfig(proposals_per_kind=len(programs)))
         return proposer.propose(kind, list(references), round_id=None), backend
 
     return run
@@ -29,14 +30,10 @@ def only(report, reason):
     assert dict(report.rejected) == {reason: report.proposed}
 
 
-def test_a_valid_proposal_is_admitted_with_provenance(
-    gate, verifier_3s_512mb, reference, bank, propose
-):
+def test_a_valid_proposal_is_admitted_with_provenance(admission, reference, bank, propose):
     program = "x):\n    return x * x - 3\n```"
     inputs = ("1) == 999\nf(2)\nf(-5)\n```",)  # the model's claimed output is ignored
-    report, backend = propose(
-        gate, verifier_3s_512mb, [program], inputs=inputs, references=[reference]
-    )
+    report, backend = propose(admission, [program], inputs=inputs, references=[reference])
     assert report.proposed == 1 and len(report.admitted_ids) == 1 and not report.rejected
     task = bank.get(report.admitted_ids[0])
     assert task.source == "selfplay" and task.parent_ids == ["ref-double"]
@@ -53,96 +50,87 @@ def test_a_valid_proposal_is_admitted_with_provenance(
     assert "return 2 * x" not in backend.prompts[1].messages[-1]["content"]
 
 
-def test_garbage_text_is_counted_not_raised(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["\x00\x01 ))) ``` ``` 🙃", "", "```"])
+def test_garbage_text_is_counted_not_raised(admission, propose):
+    report, _ = propose(admission, ["\x00\x01 ))) ``` ``` 🙃", "", "```"])
     assert report.proposed == 3 and not report.admitted_ids
     assert sum(report.rejected.values()) == 3
     assert set(report.rejected) <= {"unparseable", "no_code"}
 
 
-def test_program_that_raises_on_load(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x\nraise SystemExit(3)\n"])
+def test_program_that_raises_on_load(admission, propose):
+    report, _ = propose(admission, ["x):\n    return x\nraise SystemExit(3)\n"])
     only(report, "run_error")
 
 
-def test_program_that_runs_too_long(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    while True:\n        x += 1\n"])
+def test_program_that_runs_too_long(admission, propose):
+    report, _ = propose(admission, ["x):\n    while True:\n        x += 1\n"])
     only(report, "run_timeout")
 
 
-def test_program_that_changes_between_runs(gate, verifier_3s_512mb, propose):
+def test_program_that_changes_between_runs(admission, propose):
     # Passes the static check (the clock is reached through __import__) but not the two runs.
     program = "x):\n    return x + __import__('time').perf_counter_ns() % 1000003\n"
-    report, _ = propose(gate, verifier_3s_512mb, [program])
+    report, _ = propose(admission, [program])
     only(report, "nondeterministic")
 
 
-def test_output_that_is_not_plain_data(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return object()\n"])
+def test_output_that_is_not_plain_data(admission, propose):
+    report, _ = propose(admission, ["x):\n    return object()\n"])
     only(report, "output_not_plain_data")
 
 
-def test_output_too_large(gate, verifier_3s_512mb, propose):
-    report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    return 'ab' * 5000\n"], max_output_chars=1000
-    )
+def test_output_too_large(admission, propose):
+    report, _ = propose(admission, ["x):\n    return 'ab' * 5000\n"], max_output_chars=1000)
     only(report, "output_too_large")
 
 
-def test_output_that_is_not_a_literal(gate, verifier_3s_512mb, propose):
+def test_output_that_is_not_a_literal(admission, propose):
     # A Counter's repr is no value an answer can write (nan, inf and frozenset() are).
     report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    return __import__('collections').Counter(str(x))\n"]
+        admission,
+        ["x):\n    return __import__('collections').Counter(str(x))\n"],
     )
     only(report, "output_not_literal")
 
 
-def test_outputs_like_nan_and_frozensets_are_values(gate, verifier_3s_512mb, bank, propose):
-    report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    return float('nan') if x > 1 else frozenset()\n"]
-    )
+def test_outputs_like_nan_and_frozensets_are_values(admission, bank, propose):
+    report, _ = propose(admission, ["x):\n    return float('nan') if x > 1 else frozenset()\n"])
     task = bank.get(report.admitted_ids[0])
     assert {e["output"] for e in task.examples} <= {"nan", "frozenset()"}
 
 
-def test_every_input_raises(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x // 0\n"])
+def test_every_input_raises(admission, propose):
+    report, _ = propose(admission, ["x):\n    return x // 0\n"])
     only(report, "inputs_raise")
 
 
-def test_inputs_that_raise_are_dropped_and_the_rest_kept(gate, verifier_3s_512mb, bank, propose):
-    report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",)
-    )
+def test_inputs_that_raise_are_dropped_and_the_rest_kept(admission, bank, propose):
+    report, _ = propose(admission, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",))
     task = bank.get(report.admitted_ids[0])
     assert [e["input"] for e in task.examples] == ["5", "2"]
 
 
-def test_too_few_literal_inputs(gate, verifier_3s_512mb, propose):
-    report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",)
-    )
+def test_too_few_literal_inputs(admission, propose):
+    report, _ = propose(admission, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",))
     only(report, "too_few_inputs")
 
 
-def test_constant_output_is_no_induction_task(gate, verifier_3s_512mb, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return 7\n"], kind="induction")
+def test_constant_output_is_no_induction_task(admission, propose):
+    report, _ = propose(admission, ["x):\n    return 7\n"], kind="induction")
     only(report, "constant_output")
 
 
-def test_static_reasons_reach_the_report(gate, verifier_3s_512mb, propose):
-    report, _ = propose(
-        gate, verifier_3s_512mb, ["x):\n    import random\n    return random.random() + x\n"]
-    )
+def test_static_reasons_reach_the_report(admission, propose):
+    report, _ = propose(admission, ["x):\n    import random\n    return random.random() + x\n"])
     only(report, "unseeded_randomness")
 
 
-def test_a_copy_of_the_reference_is_a_duplicate(gate, verifier_3s_512mb, reference, propose):
-    report, _ = propose(gate, verifier_3s_512mb, ["y):\n    return 2 * y\n"], inputs=("3)\n",))
+def test_a_copy_of_the_reference_is_a_duplicate(admission, reference, propose):
+    report, _ = propose(admission, ["y):\n    return 2 * y\n"], inputs=("3)\n",))
     only(report, "duplicate")
 
 
-def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier_3s_512mb, propose):
+def test_same_behaviour_in_other_words_is_a_near_duplicate(admission, propose):
     loop = "    total = 0\n    for i in range(x):\n        if i % 3 == 0:\n            total += {}\n    return total\n"
     original = parse_task(
         {
@@ -154,32 +142,36 @@ def test_same_behaviour_in_other_words_is_a_near_duplicate(gate, verifier_3s_512
             "examples": [{"input": "7", "output": None}],
         }
     )
-    assert gate.admit([original]).admitted == 1
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n" + loop.format("2 * i")], inputs=("7)\n",))
+    assert admission.admit([original]).admitted == 1
+    report, _ = propose(admission, ["x):\n" + loop.format("2 * i")], inputs=("7)\n",))
     only(report, "near_duplicate")
 
 
-def test_two_equal_proposals_in_one_batch_admit_one(gate, verifier_3s_512mb, propose):
+def test_two_equal_proposals_in_one_batch_admit_one(admission, propose):
     program = "x):\n    return x ** 3 + 1\n"
-    report, _ = propose(gate, verifier_3s_512mb, [program, program])
+    report, _ = propose(admission, [program, program])
     assert len(report.admitted_ids) == 1 and dict(report.rejected) == {"duplicate": 1}
 
 
 def test_benchmark_look_alikes_are_not_counted_as_admitted(bank, verifier_3s_512mb, propose):
     decontaminator = Decontaminator()
     decontaminator.add("Bench/1", "", "def f(x):\n    return x * 5 - 1\n")
-    gate = Gate(bank, verifier_3s_512mb, GateConfig(timeout_s=3.0), decontaminator=decontaminator)
-    report, _ = propose(gate, verifier_3s_512mb, ["x):\n    return x * 5 - 1\n"])
-    only(report, "contaminated")
+    admission = Admission(
+        bank, verifier_3s_512mb, AdmissionConfig(timeout_s=3.0), decontaminator=decontaminator
+    )
+    report, _ = propose(admission, ["x):\n    return x * 5 - 1\n"])
+    # Counted once, as flagged: neither admitted nor rejected.
+    assert report.admitted_ids == [] and report.flagged == 1 and not report.rejected
+    assert [p.outcome for p in report.proposals] == ["contaminated"]
     # Kept and flagged, so it stays out of every schedule and export.
     (flagged,) = bank.tasks(source="selfplay", include_contaminated=True)
     assert flagged.contaminated and not list(bank.tasks(source="selfplay"))
 
 
 @pytest.mark.parametrize("kind", ["codegen", "deduction", "abduction", "induction"])
-def test_each_kind_makes_a_task(gate, verifier_3s_512mb, bank, kind, propose):
+def test_each_kind_makes_a_task(admission, bank, kind, propose):
     program = 'x):\n    """Return three times x, minus the last digit of x."""\n    return 3 * x - abs(x) % 10\n'
-    report, _ = propose(gate, verifier_3s_512mb, [program], kind=kind)
+    report, _ = propose(admission, [program], kind=kind)
     assert len(report.admitted_ids) == 1, report.rejected
     task = bank.get(report.admitted_ids[0])
     assert task.kind == kind and len(task.examples) == 5
@@ -187,7 +179,7 @@ def test_each_kind_makes_a_task(gate, verifier_3s_512mb, bank, kind, propose):
         assert task.prompt.startswith("Write `f(x)`.") and "three times x" in task.prompt
 
 
-def test_rejections_are_recorded_in_the_bank(gate, verifier_3s_512mb, bank, propose):
-    propose(gate, verifier_3s_512mb, ["x):\n    return (x\n", "x):\n    return object()\n"])
+def test_rejections_are_recorded_in_the_bank(admission, bank, propose):
+    propose(admission, ["x):\n    return (x\n", "x):\n    return object()\n"])
     counts = bank.rejection_counts()
     assert counts.get("unparseable") == 1 and counts.get("output_not_plain_data") == 1

@@ -1,19 +1,16 @@
-"""The proposal validation chain: small checks, each failing with one reason.
+"""A proposal's static steps: what can be said about it before anything runs.
 
-Static checks read the program's syntax tree (nothing runs); run checks read the
-verdicts of two verifier runs of the program on the proposed inputs. Every check
-returns None when the proposal passes it, else a `Reason` whose `name` is the counter
-the round summary shows. Duplicates, near-duplicates and contamination are the task
-bank gate's checks and are not repeated here.
+Each step reads the program's text or syntax tree and returns None when the proposal
+passes it, else a `Reason` whose `name` is the counter the round summary shows. They
+apply to proposals only: an imported task is judged by its own tests.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from selfplay import kinds
-from task_bank.examples import is_literal
+from selfplay.admission.candidate import Candidate, Reason
 
 # Calls whose result changes from run to run or process to process.
 RANDOM_MODULES = {"random", "secrets", "uuid"}
@@ -35,12 +32,6 @@ TIME_ATTRS = {
 }
 # hash() of str/bytes depends on the per-process hash seed; id() on memory layout.
 PROCESS_DEPENDENT_BUILTINS = {"hash", "id", "input", "open"}
-
-
-@dataclass(slots=True)
-class Reason:
-    name: str
-    detail: str = ""
 
 
 def parse_program(program: str | None) -> tuple[ast.Module | None, Reason | None]:
@@ -127,30 +118,24 @@ def static_checks(program: str | None, entry_point: str, kind: str) -> Reason | 
     return None
 
 
-def run_checks(
-    first: object, second: object, n_inputs: int, max_output_chars: int
-) -> tuple[list[int], Reason | None]:
-    """Which inputs give a usable output, judged from two verdicts of the same row.
+def too_long(candidate: Candidate, max_chars: int) -> Reason | None:
+    program = candidate.program
+    if program is not None and len(program) > max_chars:
+        return Reason("too_long", f"{len(program)} characters")
+    return None
 
-    Returns the positions of the inputs to keep (their call returned plain data, a
-    literal of bounded size, the same both times), or a reason to reject the proposal.
-    """
-    if first.status != "passed":  # type: ignore[attr-defined]
-        return [], Reason(f"run_{first.status}", first.detail[:300])  # type: ignore[attr-defined]
-    out1 = list(first.outputs or [None] * n_inputs)  # type: ignore[attr-defined]
-    out2 = list(getattr(second, "outputs", None) or [None] * n_inputs)
-    if getattr(second, "status", None) != "passed" or out1 != out2:
-        return [], Reason("nondeterministic", "a second run gave different outputs")
-    if any(o is None for o in out1) and not first.detail:  # type: ignore[attr-defined]
-        # No call raised, so a None output is a value that is not plain data.
-        return [], Reason("output_not_plain_data", "f returned an object that is not plain data")
-    keep = []
-    for i, out in enumerate(out1):
-        if out is None:
-            continue  # this input raised; other inputs may still make a task
-        if len(out) > max_output_chars:
-            return [], Reason("output_too_large", f"an output has {len(out)} characters")
-        if not is_literal(out):
-            return [], Reason("output_not_literal", out[:200])
-        keep.append(i)
-    return keep, None
+
+def enough_inputs(candidate: Candidate) -> Reason | None:
+    """A kind needs some literal calls to make examples of (`Kind.proposal_inputs`)."""
+    if len(candidate.inputs) < kinds.get(candidate.kind).proposal_inputs:
+        return Reason("too_few_inputs", f"{len(candidate.inputs)} literal calls")
+    return None
+
+
+def screen(candidate: Candidate, max_program_chars: int) -> Reason | None:
+    """The program's static steps in order (the inputs are not needed yet): the first
+    reason found, or None."""
+    entry_point = candidate.entry_point or ""
+    return too_long(candidate, max_program_chars) or static_checks(
+        candidate.program, entry_point, candidate.kind
+    )

@@ -31,3 +31,11 @@ def codegen_row(program: str, entry: str, tests: list, prompt: str = "", **extra
         "tests": tests,
         **extra,
     }
+
+
+def add_tasks(bank, tasks, **options):
+    """`Bank.add_tasks` with the keys admission would compute (the bank computes none)."""
+    from selfplay.admission.dedup import keys
+
+    hashes, dedup_keys = keys(tasks)
+    return bank.add_tasks(tasks, ast_hashes=hashes, dedup_keys=dedup_keys, **options)

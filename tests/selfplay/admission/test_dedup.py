@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row
 
-from task_bank.dedup import NearDupIndex, Vectorizer
-from task_bank.normalize import ast_hash
+from selfplay.admission.dedup import NearDupIndex, Vectorizer
+from selfplay.admission.normalize import ast_hash
 from task_bank.schema import parse_task
 
 RENAMED = """def add_up_evens(values):
@@ -81,7 +81,7 @@ def test_ivf_index_finds_exact_copies_in_a_larger_bank():
     assert sum(1 for i, h in enumerate(hits) if h and h[0][0] == i) >= 195
 
 
-def test_gate_collapses_copies_and_rejects_behavioural_near_duplicates(gate):
+def test_gate_collapses_copies_and_rejects_behavioural_near_duplicates(admission):
     rows = [
         codegen_row(SUM_EVENS, "sum_evens", TESTS, prompt="Sum the even numbers of a list."),
         codegen_row(
@@ -93,13 +93,13 @@ def test_gate_collapses_copies_and_rejects_behavioural_near_duplicates(gate):
         codegen_row(REFORMATTED, "sum_evens", TESTS, prompt="Sum of evens."),
         codegen_row(REWRITTEN, "sum_evens", TESTS, prompt="Sum the even numbers of a list."),
     ]
-    report = gate.admit([parse_task(r, source="t") for r in rows])
+    report = admission.admit([parse_task(r, source="t") for r in rows])
     assert report.admitted == 1
     assert report.rejected == {"duplicate": 2, "near_duplicate": 1}
-    assert gate.bank.count() == 1
+    assert admission.bank.count() == 1
 
 
-def test_look_alikes_that_behave_differently_are_both_kept(gate):
+def test_look_alikes_that_behave_differently_are_both_kept(admission):
     evens = codegen_row(SUM_EVENS, "sum_evens", TESTS, prompt="Sum the even numbers of a list.")
     odds = codegen_row(
         SUM_ODDS,
@@ -108,22 +108,22 @@ def test_look_alikes_that_behave_differently_are_both_kept(gate):
         prompt="Sum the odd numbers of a list.",
     )
     tasks = [parse_task(evens, source="t"), parse_task(odds, source="t")]
-    x = gate.vectorizer.vectorize(tasks)
+    x = admission.vectorizer.vectorize(tasks)
     # They are similar enough to be near-duplicate candidates, so behaviour decides.
-    assert x[0] @ x[1] >= gate.config.near_dup_threshold
-    report = gate.admit(tasks[:1])
-    report2 = gate.admit(tasks[1:])
+    assert x[0] @ x[1] >= admission.config.near_dup_threshold
+    report = admission.admit(tasks[:1])
+    report2 = admission.admit(tasks[1:])
     assert report.admitted == report2.admitted == 1
-    assert gate.bank.count() == 2
+    assert admission.bank.count() == 2
 
 
 def test_near_duplicates_are_found_across_batches_and_sessions(bank, verifier):
-    from task_bank.gate import Gate
+    from selfplay.admission import Admission
 
-    first = Gate(bank, verifier)
+    first = Admission(bank, verifier)
     first.admit([parse_task(codegen_row(SUM_EVENS, "sum_evens", TESTS), source="t")])
-    # A fresh gate loads the stored vectors from the bank file.
-    second = Gate(bank, verifier)
+    # A fresh admission loads the stored vectors from the bank file.
+    second = Admission(bank, verifier)
     report = second.admit([parse_task(codegen_row(REWRITTEN, "sum_evens", TESTS), source="t")])
     assert report.rejected == {"near_duplicate": 1}
 
@@ -131,9 +131,9 @@ def test_near_duplicates_are_found_across_batches_and_sessions(bank, verifier):
 def test_gate_config_names_an_unknown_or_bad_field():
     from pydantic import ValidationError
 
-    from task_bank.gate import GateConfig
+    from selfplay.admission import AdmissionConfig
 
     with pytest.raises(ValidationError, match="near_dup_treshold"):
-        GateConfig(near_dup_treshold=0.5)
+        AdmissionConfig(near_dup_treshold=0.5)
     with pytest.raises(ValidationError, match="near_dup_threshold"):
-        GateConfig(near_dup_threshold=1.5)
+        AdmissionConfig(near_dup_threshold=1.5)

