@@ -86,7 +86,9 @@ def main() -> None:
     with Bank(path) as bank, Verifier(workers=2, timeout_s=5.0) as verifier:
         loop = Loop(bank, verifier, config, progress=progress)
         rows = loop.run()
-        evals = {i: steps["eval"] for i, steps in bank.loop_steps().items() if "eval" in steps}
+        evals = {
+            i: steps["eval"] for i, steps in bank.journal("loop").all().items() if "eval" in steps
+        }
     result = {
         "model": args.model,
         "method": args.method,

@@ -196,6 +196,22 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE curriculum_nodes RENAME COLUMN learnability TO expected_variance;
     """,
+    # 10: one step journal (`task_bank.journal`) for self-play rounds and loop iterations,
+    # instead of a table for each with the same columns and the same code around it.
+    """
+    CREATE TABLE steps (
+        scope TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        step TEXT NOT NULL,
+        report TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (scope, id, step)
+    ) WITHOUT ROWID;
+    INSERT INTO steps SELECT 'round', round_id, step, report, created_at FROM round_steps;
+    INSERT INTO steps SELECT 'loop', iteration, step, report, created_at FROM loop_steps;
+    DROP TABLE round_steps;
+    DROP TABLE loop_steps;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

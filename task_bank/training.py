@@ -1,5 +1,5 @@
-"""What training adds to a bank: the models it made, the proposals that train the proposer,
-and the steps of `selfplay loop` iterations.
+"""What training adds to a bank: the models it made and the proposals that train the
+proposer.
 
 `Bank` mixes these methods in; the SQL stays in `task_bank/` like the rest of the bank's.
 A model is recorded when its training starts (`status: training`) and finished with its
@@ -212,28 +212,3 @@ class TrainingRecords:
             args,
         )
         return [Proposal(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
-
-    # ---- loop iterations --------------------------------------------------------------
-
-    def loop_step(self, iteration: int, step: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT report FROM loop_steps WHERE iteration = ? AND step = ?", (iteration, step)
-        ).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def set_loop_step(self, iteration: int, step: str, report: dict[str, Any]) -> None:
-        with self._write() as c:
-            c.execute(
-                "INSERT OR REPLACE INTO loop_steps VALUES (?, ?, ?, ?)",
-                (iteration, step, json.dumps(report), time.time()),
-            )
-
-    def loop_steps(self) -> dict[int, dict[str, dict[str, Any]]]:
-        """iteration -> step -> report, for every committed loop step."""
-        out: dict[int, dict[str, dict[str, Any]]] = {}
-        rows = self.conn.execute(
-            "SELECT iteration, step, report FROM loop_steps ORDER BY iteration, created_at"
-        )
-        for iteration, step, report in rows:
-            out.setdefault(iteration, {})[step] = json.loads(report)
-        return out

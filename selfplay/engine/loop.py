@@ -1,6 +1,6 @@
 """`Loop.run`: self-play and training, iteration after iteration, resumable.
 
-An iteration is a fixed list of steps, each committed to the bank's `loop_steps` before the
+An iteration is a fixed list of steps, each committed to the bank's step journal (scope "loop") before the
 next starts:
 
 1. `round`: a self-play round (propose, verify, admit, solve) with the current model in both
@@ -82,16 +82,18 @@ class Loop:
     # ---- bookkeeping ----------------------------------------------------------------
 
     def _done(self, iteration: int, step: str) -> dict[str, Any] | None:
-        return self.bank.loop_step(iteration, step)
+        return self.bank.journal("loop").get(iteration, step)
 
     def _commit(self, iteration: int, step: str, report: dict[str, Any]) -> dict[str, Any]:
-        self.bank.set_loop_step(iteration, step, report)
+        self.bank.journal("loop").set(iteration, step, report)
         self.on_step(iteration, step, report)
         return report
 
     def finished(self) -> int:
         """Iterations finished (the starting model's evaluation, iteration 0, not counted)."""
-        return sum(1 for i, steps in self.bank.loop_steps().items() if i and "done" in steps)
+        return sum(
+            1 for i, steps in self.bank.journal("loop").all().items() if i and "done" in steps
+        )
 
     def model_at(self, iteration: int) -> str:
         """The model spec that iteration `iteration` starts from."""
@@ -259,7 +261,7 @@ def iteration_rows(bank: Any) -> list[IterationRow]:
 
     hacks = hack_signals(bank)
     rows = []
-    for iteration, steps in sorted(bank.loop_steps().items()):
+    for iteration, steps in sorted(bank.journal("loop").all().items()):
         if "eval" not in steps:
             continue
         ev = steps["eval"]

@@ -4,7 +4,7 @@ A round is a fixed list of steps: one `propose.<kind>` step per task kind, then 
 (the round's new tasks plus the curriculum's picks, in chunks), then `rewards`, then
 the summary. Every step commits its result to the bank before the next starts: admitted
 tasks in admission's transaction, a chunk's attempts in one transaction, a step's report
-in the bank's `round_steps` table. A process killed anywhere therefore
+in the bank's step journal (`task_bank.journal`, scope "round"). A process killed anywhere therefore
 loses at most the step in flight, and the same command run again redoes only that step:
 no admitted task is lost (tasks carry their round id and are counted from the bank) and
 no finished round is repeated (the run's target is kept under the `selfplay.run` key).
@@ -109,10 +109,10 @@ class SelfPlay:
     # ---- bookkeeping ----------------------------------------------------------------
 
     def _done(self, round_id: int, step: str) -> dict[str, Any] | None:
-        return self.bank.step(round_id, step)
+        return self.bank.journal("round").get(round_id, step)
 
     def _commit(self, round_id: int, step: str, report: dict[str, Any]) -> None:
-        self.bank.set_step(round_id, step, report)
+        self.bank.journal("round").set(round_id, step, report)
 
     def _open_round(self) -> int:
         """The unfinished self-play round to resume, else a new one."""
@@ -300,7 +300,7 @@ class SelfPlay:
             s.tokens += step.get("tokens", 0)
             s.seconds += step.get("seconds", 0.0)
             gen_seconds += step.get("gen_seconds", 0.0)
-        for chunk in self.bank.steps(round_id, "solve.chunk.").values():
+        for chunk in self.bank.journal("round").steps(round_id, "solve.chunk.").values():
             s.tokens += chunk["tokens"]
             s.seconds += chunk["seconds"]
             gen_seconds += chunk["gen_seconds"]
@@ -344,7 +344,7 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
     and pass rate, and the learnability reward in the form the round used.
     """
     rows = []
-    for rid, step in bank.step_in_every_round("rewards"):
+    for rid, step in bank.journal("round").everywhere("rewards"):
         if round_id is not None and rid != round_id:
             continue
         for task_id, r in step["proposer"].items():

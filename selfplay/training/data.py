@@ -96,7 +96,7 @@ def dpo_rows(bank: Bank, items: list[Item], max_pairs: int) -> list[dict[str, An
 def _learnability(bank: Bank) -> dict[str, float]:
     """task id -> the proposer's learnability reward, from every finished round."""
     out: dict[str, float] = {}
-    for _, step in bank.step_in_every_round("rewards"):
+    for _, step in bank.journal("round").everywhere("rewards"):
         for task_id, reward in step.get("proposer", {}).items():
             out[task_id] = float(reward["learnability"])
     return out

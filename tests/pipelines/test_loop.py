@@ -44,7 +44,7 @@ def committed(bank: Path) -> set[tuple[int, str]]:
         return set()
     try:
         with sqlite3.connect(f"file:{bank}?mode=ro", uri=True, timeout=5) as conn:
-            return set(conn.execute("SELECT iteration, step FROM loop_steps"))
+            return set(conn.execute("SELECT id, step FROM steps WHERE scope = 'loop'"))
     except sqlite3.OperationalError:  # the table is not there yet
         return set()
 
@@ -116,7 +116,7 @@ def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_
     with Bank(bank) as store:
         rounds = [r for r in store.rounds() if r["config"].get("selfplay")]
         models = store.models()
-        loop_steps = store.loop_steps()
+        loop_steps = store.journal("loop").all()
     # One round, one solver model (resumed, not restarted), evaluated; nothing done twice.
     assert len(rounds) == 1 and rounds[0]["finished_at"]
     solver = [m for m in models if m.role == "solver"]

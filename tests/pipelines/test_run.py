@@ -147,7 +147,7 @@ def test_a_round_grows_the_bank_and_writes_its_metrics(tmp_path):
         ).fetchall()
         assert {t.id for t in new} <= {a[0] for a in attempts}
         assert all(n == 2 for _, n, _ in attempts)
-        rewards = b.step(r["id"], "rewards")
+        rewards = b.journal("round").get(r["id"], "rewards")
         assert set(rewards["proposer"]) == {t.id for t in new}
     (line,) = (tmp_path / "b.metrics.jsonl").read_text().splitlines()
     metrics = json.loads(line)

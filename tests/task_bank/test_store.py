@@ -173,22 +173,23 @@ def test_hack_signal_rates_per_solver_and_round(tmp_path):
     assert hacks["by_round"][str(r2)] == {"attempts": 2, "with_signals": 2, "rate": 1.0}
 
 
-def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_path):
+def test_steps_of_rounds_live_in_the_journal_and_old_meta_keys_migrate(tmp_path):
     path = tmp_path / "old.db"
     with Bank(path) as bank:
         r = bank.start_round()
-        bank.set_step(r, "solve.chunk.a", {"tokens": 3})
-        bank.set_step(r, "rewards", {"proposer": {}})
-        assert bank.steps(r, "solve.chunk.") == {"solve.chunk.a": {"tokens": 3}}
-        assert bank.step_in_every_round("rewards") == [(r, {"proposer": {}})]
-        assert bank.step(r, "propose.codegen") is None
+        rounds = bank.journal("round")
+        rounds.set(r, "solve.chunk.a", {"tokens": 3})
+        rounds.set(r, "rewards", {"proposer": {}})
+        assert rounds.steps(r, "solve.chunk.") == {"solve.chunk.a": {"tokens": 3}}
+        assert rounds.everywhere("rewards") == [(r, {"proposer": {}})]
+        assert rounds.get(r, "propose.codegen") is None
+        assert bank.journal("loop").get(r, "rewards") is None  # scopes do not mix
         # A bank from before the table: its steps were meta keys; a task id may end in .rewards.
-        bank.conn.execute("DELETE FROM round_steps")
+        bank.conn.execute("DROP TABLE steps")  # version 10's
         bank.conn.execute("PRAGMA user_version = 3")
-        bank.conn.execute("DROP TABLE round_steps")
         bank.conn.execute("DROP INDEX attempts_round")
         bank.conn.execute("DROP INDEX tasks_round")
-        for table in ("models", "proposals", "loop_steps"):  # and what version 5 added
+        for table in ("models", "proposals"):  # and what version 5 added
             bank.conn.execute(f"DROP TABLE {table}")
         bank.conn.execute("DROP INDEX attempts_solver_time")
         bank.conn.execute("ALTER TABLE attempts DROP COLUMN isolation")  # version 7's
@@ -201,10 +202,31 @@ def test_steps_of_rounds_live_in_their_own_table_and_old_meta_keys_migrate(tmp_p
         bank.set_meta("selfplay.run", '{"start": 0}')
     with Bank(path) as bank:
         assert bank.schema_version == SCHEMA_VERSION
-        assert bank.step(r, "rewards") == {"proposer": {"t": 1}}
-        assert bank.step_in_every_round("rewards") == [(r, {"proposer": {"t": 1}})]
-        assert bank.steps(r, "solve.chunk.") == {"solve.chunk.x.rewards": {"tokens": 1}}
+        rounds = bank.journal("round")
+        assert rounds.get(r, "rewards") == {"proposer": {"t": 1}}
+        assert rounds.everywhere("rewards") == [(r, {"proposer": {"t": 1}})]
+        assert rounds.steps(r, "solve.chunk.") == {"solve.chunk.x.rewards": {"tokens": 1}}
         assert bank.meta(f"selfplay.round.{r}.rewards") is None and bank.meta("selfplay.run")
+
+
+def test_the_two_step_tables_merge_into_the_journal(tmp_path):
+    """Migration 10 moves the rows of round_steps and loop_steps into one journal."""
+    path = tmp_path / "v9.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "\n".join(MIGRATIONS[:9]) + "\nPRAGMA user_version = 9;"
+        "INSERT INTO rounds (id, started_at) VALUES (1, 0);"
+        "INSERT INTO round_steps VALUES (1, 'rewards', '{\"proposer\": {}}', 1.0);"
+        "INSERT INTO loop_steps VALUES (2, 'eval', '{\"pass\": 0.5}', 2.0);"
+    )
+    conn.close()
+    with Bank(path) as bank:
+        assert bank.journal("round").all() == {1: {"rewards": {"proposer": {}}}}
+        assert bank.journal("loop").all() == {2: {"eval": {"pass": 0.5}}}
+        tables = {r[0] for r in bank.conn.execute("SELECT name FROM sqlite_schema")}
+        assert not tables & {"round_steps", "loop_steps"}
+        with pytest.raises(ValueError, match="unknown journal scope"):
+            bank.journal("iteration")
 
 
 def test_each_attempt_records_whether_it_ran_in_the_sandbox(tmp_path):

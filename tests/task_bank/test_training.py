@@ -76,18 +76,6 @@ def test_proposals_keep_their_prompt_text_and_outcome(tmp_path):
         assert bank.proposals(r + 1) == []
 
 
-def test_loop_steps_are_kept_per_iteration(tmp_path):
-    with Bank(tmp_path / "b.db") as bank:
-        bank.set_loop_step(1, "round", {"round": 3})
-        bank.set_loop_step(1, "train", {"model": "m1"})
-        bank.set_loop_step(2, "round", {"round": 4})
-        assert bank.loop_step(1, "train") == {"model": "m1"} and bank.loop_step(2, "eval") is None
-        assert bank.loop_steps() == {
-            1: {"round": {"round": 3}, "train": {"model": "m1"}},
-            2: {"round": {"round": 4}},
-        }
-
-
 def test_a_models_lineage_runs_back_to_the_spec_it_started_from(tmp_path):
     with Bank(tmp_path / "b.db") as bank:
         bank.add_model(ModelRecord("a", "bundled", "sft", "solver", "/a"))

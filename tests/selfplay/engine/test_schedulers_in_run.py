@@ -59,7 +59,7 @@ def _round_two(seeded, tmp_path, verifier_3s, scheduler: str) -> tuple[list[str]
             bank, ScriptedBackend("scripted", script=reply), verifier_3s, _config(scheduler)
         ).run()
         assert [s.round for s in summaries] == [2]
-        plan = bank.step(2, "solve.plan")
+        plan = bank.journal("round").get(2, "solve.plan")
         new = {r[0] for r in bank.conn.execute("SELECT id FROM tasks WHERE source = 'selfplay'")}
         all_ids = {r[0] for r in bank.conn.execute("SELECT id FROM tasks")}
     picked = [t for t in plan["tasks"] if t not in new]
