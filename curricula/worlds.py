@@ -216,7 +216,7 @@ def _spoil(edges: np.ndarray, s: Structure, n_tasks: int, rng: np.random.Generat
     return np.unique(edges, axis=0) if edges.shape[0] else edges
 
 
-# The simulation's worlds: one per row of the README's table. Every knob not named here is
+# The simulation's worlds: one per row of docs/curricula.md's table. Every knob not named here is
 # the default above; `lineage` is the project's first simulation, unchanged.
 STRUCTURES = (
     Structure("lineage", layout="lineage", lr=0.0005, transfer=0.1),

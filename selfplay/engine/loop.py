@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfplay.config import LoopConfig, RunConfig
 from selfplay.engine.build import make_run_backend
@@ -33,6 +33,9 @@ from selfplay.engine.rounds import SelfPlay
 
 LOOP_KEY = "selfplay.loop"
 Progress = Callable[[str, int, int], None]
+
+if TYPE_CHECKING:
+    from task_bank.store import Bank
 
 
 @dataclass(slots=True)
@@ -63,7 +66,7 @@ class Loop:
 
     def __init__(
         self,
-        bank: Any,
+        bank: Bank,
         verifier: Any,
         config: LoopConfig,
         *,
@@ -255,7 +258,7 @@ class Loop:
         return iteration_rows(self.bank)
 
 
-def iteration_rows(bank: Any) -> list[IterationRow]:
+def iteration_rows(bank: Bank) -> list[IterationRow]:
     """Every evaluated iteration of the loop a bank holds (iteration 0: the starting model)."""
     from task_bank.stats import hack_signals
 

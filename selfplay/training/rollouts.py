@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfplay.kinds.answers import strip_special_tokens
 from selfplay.rewards.frameworks import completion_text, trl_rewards
@@ -22,13 +22,16 @@ from task_bank.store import Attempt
 
 MAX_STORED_RESPONSE = 8000
 
+if TYPE_CHECKING:
+    from task_bank.store import Bank
+
 
 class CurriculumSampler:
     """Dataset indices for TRL's GRPO trainer, chosen batch by batch by a scheduler."""
 
     def __init__(
         self,
-        bank: Any,
+        bank: Bank,
         task_ids: list[str],
         scheduler: Any,
         *,
@@ -81,7 +84,7 @@ class RolloutReward:
     `trl_reward`.
     """
 
-    def __init__(self, bank: Any, solver: str, verifier: Any, step: int = 0) -> None:
+    def __init__(self, bank: Bank, solver: str, verifier: Any, step: int = 0) -> None:
         self.bank = bank
         self.solver = solver
         self.verifier = verifier

@@ -23,10 +23,13 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfplay.backends.models import TRAINED_MARKER as MARKER
 from selfplay.config import TrainConfig
+
+if TYPE_CHECKING:
+    from task_bank.store import Bank
 
 
 class TrainError(RuntimeError):
@@ -169,7 +172,7 @@ def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
 
 
 def train(
-    bank: Any,
+    bank: Bank,
     config: TrainConfig,
     out: str | Path,
     *,
