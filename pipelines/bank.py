@@ -92,6 +92,68 @@ def import_(
         _print_report(report, store.path)
 
 
+@app.command()
+def generate(
+    bank: BankOption = None,
+    kind: Annotated[str, typer.Option(help="Task kind: deduction, abduction or induction.")] = (
+        "deduction"
+    ),
+    depths: Annotated[
+        str, typer.Option(help="Program depths (statements), as a range 1-6 or a list 1,3,5.")
+    ] = "1-6",
+    per_depth: Annotated[int, typer.Option(help="Programs drawn per depth.", min=1)] = 50,
+    seed: Annotated[int, typer.Option(help="Generator seed; the same seed draws the same.")] = 0,
+    workers: Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)] = 2,
+    timeout: Annotated[
+        float, typer.Option(help="Verifier limit per row, seconds.", min=0.1)
+    ] = 10.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Draw procedural tasks of chosen depths (no model) and admit them like any proposal."""
+    from pipelines.progress import Progress
+    from selfplay import kinds, procedural
+    from selfplay.admission import Admission, AdmissionConfig, admit_batches
+    from selfplay.verifier import IsolationUnavailable, Verifier
+    from task_bank.store import BankError
+
+    levels = _depths(depths)
+    if kind not in kinds.NAMES or kinds.get(kind).needs_docstring:
+        raise _fail(f"kind '{kind}' cannot be generated; use deduction, abduction or induction.")
+    candidates = procedural.candidates(kind, levels, per_depth, seed=seed)
+    store = _open(bank, create=True)
+    try:
+        with Verifier(workers, timeout) as verifier, Progress() as bar:
+            admission = Admission(store, verifier, AdmissionConfig(timeout_s=timeout))
+            report = admit_batches(
+                candidates,
+                admission,
+                progress=lambda done, total: bar.update("admitting", done, total),
+            )
+    except (BankError, IsolationUnavailable) as e:
+        raise _fail(f"{e}.") from None
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print_report(report, store.path)
+
+
+def _depths(text: str) -> list[int]:
+    """'1-6' or '1,3,5' -> the depths; a bad spec is one sentence."""
+    try:
+        if "-" in text:
+            lo, hi = (int(p) for p in text.split("-", 1))
+            levels = list(range(lo, hi + 1))
+        else:
+            levels = [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        levels = []
+    if not levels or min(levels) < 1 or max(levels) > 50:
+        raise _fail(f"--depths '{text}' is not a range like 1-6 or a list like 1,3,5 of 1 to 50.")
+    return levels
+
+
 def _admit(admission, candidates, batch_size: int, limit: int | None):
     from pipelines.progress import Progress
     from selfplay.admission import admit_candidates

@@ -9,7 +9,7 @@ order of the steps.
 
 from selfplay.admission.candidate import AdmissionReport, Candidate, Reason
 from selfplay.admission.chain import Admission, AdmissionConfig
-from selfplay.admission.sources import admit_candidates, import_source
+from selfplay.admission.sources import admit_batches, admit_candidates, import_source
 
 __all__ = [
     "Admission",
@@ -17,6 +17,7 @@ __all__ = [
     "AdmissionReport",
     "Candidate",
     "Reason",
+    "admit_batches",
     "admit_candidates",
     "import_source",
 ]

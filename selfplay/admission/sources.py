@@ -6,10 +6,11 @@ written, and running it again adds only what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from selfplay.admission.candidate import AdmissionReport
+from selfplay.admission.candidate import AdmissionReport, Candidate
 from selfplay.admission.chain import Admission
+from selfplay.task import Task
 from task_bank.importers import Candidates, read_source
 
 
@@ -28,10 +29,24 @@ def admit_candidates(
         report.rejected[r.reason] += 1
     if candidates.rejections:
         admission.bank.add_rejections(candidates.rejections)
-    for start in range(0, len(tasks), batch_size):
-        report.merge(admission.admit(tasks[start : start + batch_size]))
+    report.merge(admit_batches(tasks, admission, batch_size=batch_size, progress=progress))
+    return report
+
+
+def admit_batches(
+    items: Sequence[Candidate | Task],
+    admission: Admission,
+    *,
+    batch_size: int = 64,
+    progress: Callable[[int, int], None] | None = None,
+) -> AdmissionReport:
+    """Admit `items` in batches of one transaction each, so an interrupted run keeps the
+    batches already written."""
+    report = AdmissionReport()
+    for start in range(0, len(items), batch_size):
+        report.merge(admission.admit(items[start : start + batch_size]))
         if progress:
-            progress(min(start + batch_size, len(tasks)), len(tasks))
+            progress(min(start + batch_size, len(items)), len(items))
     return report
 
 
