@@ -58,10 +58,8 @@ def import_(
     """Verify, deduplicate and decontaminate tasks from SOURCE, then add them to the bank."""
     from pydantic import ValidationError
 
-    from selfplay.admission import Admission, AdmissionConfig
-    from selfplay.verifier import IsolationUnavailable, Verifier
+    from selfplay.admission import AdmissionConfig
     from task_bank.importers import SourceError, read_source
-    from task_bank.store import BankError
 
     try:
         config = AdmissionConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
@@ -77,19 +75,14 @@ def import_(
         typer.echo(
             f"selfplay bank: warning: {source} holds no records; nothing was imported.", err=True
         )
-    store = _open(bank, create=True)
-    try:
-        with Verifier(workers, timeout) as verifier:
-            admission = Admission(store, verifier, config)
-            report = _admit(admission, candidates, batch_size, limit)
-    except (BankError, IsolationUnavailable) as e:
-        raise _fail(f"{e}.") from None
-    finally:
-        store.close()
-    if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
-    else:
-        _print_report(report, store.path)
+    _admit_into(
+        bank,
+        workers,
+        timeout,
+        config,
+        as_json,
+        lambda admission: _admit(admission, candidates, batch_size, limit),
+    )
 
 
 @app.command()
@@ -110,25 +103,34 @@ def generate(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Draw procedural tasks of chosen depths (no model) and admit them like any proposal."""
-    from pipelines.progress import Progress
     from selfplay import kinds, procedural
-    from selfplay.admission import Admission, AdmissionConfig, admit_batches
-    from selfplay.verifier import IsolationUnavailable, Verifier
-    from task_bank.store import BankError
+    from selfplay.admission import AdmissionConfig
 
     levels = _depths(depths)
     if kind not in kinds.NAMES or kinds.get(kind).needs_docstring:
         raise _fail(f"kind '{kind}' cannot be generated; use deduction, abduction or induction.")
     candidates = procedural.candidates(kind, levels, per_depth, seed=seed)
+    _admit_into(
+        bank,
+        workers,
+        timeout,
+        AdmissionConfig(timeout_s=timeout),
+        as_json,
+        lambda admission: _admit_batches(admission, candidates),
+    )
+
+
+def _admit_into(bank, workers: int, timeout: float, config, as_json: bool, admit) -> None:
+    """Open the bank and a verifier, run `admit(admission)`, print its report; a bank or
+    sandbox problem is one sentence."""
+    from selfplay.admission import Admission
+    from selfplay.verifier import IsolationUnavailable, Verifier
+    from task_bank.store import BankError
+
     store = _open(bank, create=True)
     try:
-        with Verifier(workers, timeout) as verifier, Progress() as bar:
-            admission = Admission(store, verifier, AdmissionConfig(timeout_s=timeout))
-            report = admit_batches(
-                candidates,
-                admission,
-                progress=lambda done, total: bar.update("admitting", done, total),
-            )
+        with Verifier(workers, timeout) as verifier:
+            report = admit(Admission(store, verifier, config))
     except (BankError, IsolationUnavailable) as e:
         raise _fail(f"{e}.") from None
     finally:
@@ -137,6 +139,16 @@ def generate(
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         _print_report(report, store.path)
+
+
+def _admit_batches(admission, candidates):
+    from pipelines.progress import Progress
+    from selfplay.admission import admit_batches
+
+    with Progress() as bar:
+        return admit_batches(
+            candidates, admission, progress=lambda done, total: bar.update("admitting", done, total)
+        )
 
 
 def _depths(text: str) -> list[int]:
