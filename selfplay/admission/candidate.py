@@ -37,10 +37,10 @@ class Candidate:
     inputs: list[str] = field(default_factory=list)
     draft: dict[str, Any] = field(default_factory=dict)
     reason: Reason | None = None  # set by the first step that turns it away
-    # Filled in by the runs: the calls made, their outputs in the first run, the verdicts.
+    screened: bool = False  # a proposal's static steps have run (the proposer may run them early)
+    # Filled in by the runs: the calls made, their outputs in the first run, run 2's verdict.
     calls: list[str] = field(default_factory=list)
     outputs: list[str | None] = field(default_factory=list)
-    first: Any = None
     second: Any = None
     arrived_hash: str | None = None  # an import's content hash before outputs were filled in
 

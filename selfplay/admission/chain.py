@@ -78,8 +78,9 @@ class Admission:
     def screen(self, candidate: Candidate) -> Reason | None:
         """A proposal's program steps, before its inputs exist (so a proposer need not ask
         for inputs of a program that cannot be admitted). The reason stays on it."""
-        if candidate.alive and candidate.proposed:
+        if candidate.alive and candidate.proposed and not candidate.screened:
             candidate.reason = screen(candidate, self.config.max_program_chars)
+            candidate.screened = True
         return candidate.reason
 
     def _grade(self, live: list[Candidate], row: Callable, progress: Progress, phase: str):
@@ -114,7 +115,6 @@ class Admission:
             runs.prepare(cand, c.max_examples)
         firsts = self._grade(live, runs.first_row, progress, "run 1")
         for cand, verdict in zip(live, firsts, strict=True):
-            cand.first = verdict
             if cand.proposed:
                 cand.reason = runs.proposal_outputs(
                     cand, verdict, c.max_output_chars
@@ -154,7 +154,6 @@ class Admission:
                 if present[x.item] == digest:
                     report.already_present += 1
                     report.outcomes[x.item] = "already_present"
-                    x.reason = None
                     continue
                 x.reason = Reason("id_conflict", f"another task in the bank has id {x.item}")
             elif x.item in arrived:
