@@ -20,22 +20,13 @@ import os
 import sys
 import tempfile
 import time
-from math import comb
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from selfplay.evaluate import mcnemar_p  # noqa: E402
 
 
-def mcnemar_p(gained: int, lost: int) -> float:
-    """Two-sided exact p-value of `gained` against `lost` discordant pairs."""
-    n = gained + lost
-    if n == 0:
-        return 1.0
-    tail = sum(comb(n, i) for i in range(min(gained, lost) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
-def paired(before: dict, after: dict, total: int) -> dict:
+def paired_ids(before: dict, after: dict, total: int) -> dict:
     b, a = set(before.get("solved", [])), set(after.get("solved", []))
     gained, lost = len(a - b), len(b - a)
     return {
@@ -102,7 +93,7 @@ def main() -> None:
     last = max(evals)
     for name in ("held_out", "humaneval"):
         if name in evals[0] and name in evals[last]:
-            result["paired"][name] = paired(evals[0][name], evals[last][name],
+            result["paired"][name] = paired_ids(evals[0][name], evals[last][name],
                                             evals[0][name]["problems"])  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=2))

@@ -66,6 +66,39 @@ def pass1_interval(correct: list[list[bool]], z: float = 1.96) -> tuple[float, f
     return round(float(np.quantile(means, 0.025)), 4), round(float(np.quantile(means, 0.975)), 4)
 
 
+def mcnemar_p(gained: int, lost: int) -> float:
+    """McNemar's exact two-sided p-value: `gained` problems solved only after, `lost` only
+    before; under no change each discordant problem is a fair coin."""
+    from math import comb
+
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(gained, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(before: EvalReport, after: EvalReport) -> dict[str, Any]:
+    """Two one-sample evaluations of the same problems compared problem by problem: solved
+    before and after, gained, lost, the change in pass@1 and McNemar's exact p."""
+    b = {r["task_id"]: r["passed"] for r in before.rows}
+    a = {r["task_id"]: r["passed"] for r in after.rows}
+    if set(a) != set(b) or before.samples != 1 or after.samples != 1:
+        raise ValueError("a paired test needs one answer per problem on the same problems")
+    gained = sum(a[t] and not b[t] for t in b)
+    lost = sum(b[t] and not a[t] for t in b)
+    n = len(b)
+    return {
+        "problems": n,
+        "before": sum(b.values()),
+        "after": sum(a.values()),
+        "gained": gained,
+        "lost": lost,
+        "change": round((sum(a.values()) - sum(b.values())) / n, 4) if n else 0.0,
+        "p_value": round(mcnemar_p(gained, lost), 6),
+    }
+
+
 def default_ks(samples: int) -> tuple[int, ...]:
     """1, the sample count, and 10 and 100 where there are that many samples."""
     return tuple(sorted({1, samples, *(k for k in DEFAULT_KS if k <= samples)}))

@@ -78,11 +78,22 @@ class GrpoSettings(BaseModel):
         default_factory=dict, description="options of the scheduler, e.g. {half_life: 20}"
     )
     num_generations: int = Field(2, ge=2, description="completions per prompt (the group)")
-    max_completion_length: int = Field(128, ge=8, description="longest completion, tokens")
+    max_completion_length: int | None = Field(
+        None,
+        ge=8,
+        description="longest completion, tokens (None: the longest answer budget among the "
+        "training tasks' kinds, from the kind registry: short for values, long for programs)",
+    )
     temperature: float = Field(1.0, gt=0.0, description="sampling temperature of rollouts")
     beta: float = Field(0.0, ge=0.0, description="KL coefficient (0: no reference model)")
     reward: Literal["binary", "fraction"] = Field(
         "binary", description="binary, or the share of tests passed"
+    )
+    warmup_samples: int = Field(
+        2,
+        ge=0,
+        description="attempts at each training task the policy has no record of, before the "
+        "first batch, so the scheduler never picks blind (0: no warm-up)",
     )
     use_vllm: Literal["auto", "yes", "no"] = Field(
         "auto", description="generate with vLLM ('auto': on a CUDA GPU when vllm is installed)"

@@ -25,6 +25,7 @@ class Abduction(Kind):
     name = "abduction"
     min_examples = 1
     answer = "value"
+    answer_tokens = 48
     required = ("program", "entry_point", "expected")
     proposed_statement = "Find an input for which `f` returns the output shown."
 

@@ -79,6 +79,9 @@ class Kind:
     required: tuple[str, ...] = ()
     # "code" (a program) or "value" (a short literal): how long an answer may run.
     answer: str = "code"
+    # Tokens an answer of this kind needs, with room to spare: what GRPO gives a completion
+    # when the config does not say (a literal fits in a few dozen, a program needs hundreds).
+    answer_tokens: int = 384
     # The statement of a task the proposer wrote (codegen writes its own, from the docstring).
     proposed_statement: str = ""
     # Proposals: whether the program's docstring must state the task (it becomes the

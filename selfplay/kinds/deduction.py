@@ -23,6 +23,7 @@ class Deduction(Kind):
     name = "deduction"
     min_examples = 1
     answer = "value"
+    answer_tokens = 48
     required = ("expected",)
     proposed_statement = "Predict the value that `f` returns for the input shown."
 

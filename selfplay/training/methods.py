@@ -44,6 +44,44 @@ def _use_vllm(config: TrainConfig, cuda: bool) -> bool:
     return choice == "yes"
 
 
+def completion_budget(config: TrainConfig, items: list[Any]) -> int:
+    """GRPO's completion length: the config's, else the longest answer budget among the
+    training tasks' kinds (a literal needs a few dozen tokens, a program hundreds)."""
+    from selfplay import kinds
+
+    if config.grpo.max_completion_length is not None:
+        return config.grpo.max_completion_length
+    return max(kinds.get(k).answer_tokens for k in {i.task.kind for i in items})
+
+
+def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
+    """Attempts at the training tasks the policy's line never tried (`selfplay.solver.warmup`),
+    made by the starting model before the trainer loads it, so the first pick is informed."""
+    from selfplay.backends import make_backend
+    from selfplay.backends.models import model_label
+    from selfplay.config import SolverConfig
+    from selfplay.solver import Solver
+    from selfplay.solver.warmup import blind, warm_up
+
+    g = config.grpo
+    tasks = [i.task for i in items]
+    if not g.warmup_samples or not blind(bank, (t.id for t in tasks), line):
+        return {"warmed": 0}
+    budget = completion_budget(config, items)
+    solver_config = SolverConfig(
+        samples=g.warmup_samples,
+        temperature=g.temperature,
+        max_new_tokens=max(budget, 8),
+        literal_max_new_tokens=max(budget, 4),
+    )
+    backend_name = "vllm" if _use_vllm(config, cuda) else "transformers"
+    with make_backend(backend_name, config.model) as backend:
+        solver = Solver(backend, verifier, solver_config, name=model_label(config.model),
+                        seed=config.seed)  # fmt: skip
+        report = warm_up(bank, solver, tasks, solvers=line)
+    return {k: getattr(report, k) for k in ("warmed", "attempts", "solved_some", "seconds")}
+
+
 def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
     from trl import GRPOConfig, GRPOTrainer
 
@@ -60,19 +98,20 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
     scheduler = make_scheduler(
         config.grpo.scheduler, seed=config.seed, **config.grpo.scheduler_options
     )
+    verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
+    warm = _warm_up(bank, config, items, line, verifier, cuda)
     graph = None
     if config.grpo.scheduler != "uniform":
         from curricula.inspect import bank_graph
 
         graph = bank_graph(bank, solver=line)[1].graph
-    verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
     rounds = [r["id"] for r in bank.rounds()]
     reward = RolloutReward(bank, model_id, verifier, step=max(rounds, default=0))
     g = config.grpo
     args = GRPOConfig(
         **common,
         num_generations=g.num_generations,
-        max_completion_length=g.max_completion_length,
+        max_completion_length=completion_budget(config, items),
         temperature=g.temperature,
         beta=g.beta,
         use_vllm=_use_vllm(config, cuda),
@@ -110,7 +149,7 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
         trainer,
         len(rows),
         rollouts=reward,
-        data={"tasks": len(rows), "scheduler": g.scheduler},
+        data={"tasks": len(rows), "scheduler": g.scheduler, "warmup": warm},
         resources=[verifier],
     )
 

@@ -6,7 +6,9 @@ asks the scheduler for the prompts of each generation batch only when the traine
 it, over the bank's counters at that moment. `RolloutReward` grades every rollout with
 `selfplay.rewards` and writes it to the bank as an attempt by the model being trained, so
 the scheduler's next pick sees the policy as it is now (the data loader fetches one batch
-ahead, so a pick lags the newest rollouts by one generation batch).
+ahead, so a pick lags the newest rollouts by one generation batch). The scheduler chooses
+among the tasks the policy has a record of whenever there are enough of them (training's
+warm-up, `selfplay.solver.warmup`, gives every task one), never blind among untried ones.
 """
 
 from __future__ import annotations
@@ -60,7 +62,15 @@ class CurriculumSampler:
         started = time.perf_counter()
         stats = self.bank.solve_stats(self.solvers)
         stats = stats[stats.index.isin(self.position)]
-        ids = self.scheduler.select(stats, min(self.k, len(stats)), graph=self.graph)
+        # Never blind while there is a choice: tasks the policy has a record of (every one,
+        # after the warm-up) are the candidates; untried ones only fill a short batch.
+        k = min(self.k, len(stats))
+        tried = stats["attempts"].to_numpy() > 0
+        if tried.sum() >= k or not tried.any():
+            ids = self.scheduler.select(stats[tried] if tried.any() else stats, k, graph=self.graph)
+        else:
+            rest = self.scheduler.select(stats[~tried], k - int(tried.sum()), graph=self.graph)
+            ids = [*stats.index[tried], *rest]
         self.picks.append(list(ids))
         self.seconds += time.perf_counter() - started
         return [self.position[i] for i in ids]

@@ -86,11 +86,19 @@ def test_grpo_asks_the_scheduler_for_each_batch_and_records_every_rollout(bank_f
         result = train(bank, config, tmp_path / "grpo")
         made = bank.attempt_summary(result.model_id)[0]
         record = bank.model(result.model_id)
+        tasks = len(list(bank.tasks(kind="deduction")))
+        warm = bank.solve_stats("smollm2-135m", kind="deduction")
     # One prompt per step, two generations each: every rollout is in the bank, by the model.
     assert result.rollouts == made == 6 and record.steps == 3
+    # Before the first pick the starting model attempted every training task twice (the
+    # warm-up), so the scheduler never chose blind.
+    warmup = record.data["warmup"]
+    assert warmup["warmed"] == record.data["tasks"] and warmup["attempts"] == 2 * warmup["warmed"]
+    assert 0 < record.data["tasks"] <= tasks and (warm["attempts"] > 0).sum() >= warmup["warmed"]
     # The scheduler sees the policy's own line only (other solvers' attempts are not its
     # record), and its rollouts as they arrive (the loader fetches one batch ahead).
-    assert len(PICKS) >= 3 and PICKS[0] == 0 and PICKS[2] >= 2, PICKS
+    assert len(PICKS) >= 3 and PICKS[0] == warmup["attempts"], PICKS
+    assert PICKS[2] >= PICKS[0] + 2, PICKS
     assert any("reward" in entry for entry in result.log)
 
 
