@@ -52,11 +52,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "pool": 240,
         "humaneval": 20,
         "warmup_samples": 2,
-        "arms": "sft,grpo:learnability",
-        "iterations": 2,
-        "sft_steps": 12,
+        "arms": "sft,grpo:uniform,grpo:learnability,grpo:frontier",
+        "iterations": 1,
+        "sft_steps": 32,
         "sft_batch": 8,
-        "grpo_steps": 12,
+        "sft_data": "verified",
+        "grpo_steps": 8,
+        "arm_held_out": 150,
         "grpo_batch": 8,
         "generations": 4,
         "learning_rate": 3e-4,
@@ -74,6 +76,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "arms": "sft,grpo:uniform,grpo:learnability,grpo:frontier",
         "iterations": 3,
         "sft_steps": 60,
+        "sft_data": "attempts",
+        "arm_held_out": 800,
         "sft_batch": 32,
         "grpo_steps": 60,
         "grpo_batch": 64,
@@ -151,7 +155,8 @@ class Evaluator:
     def __init__(self, args: Any, verifier: Any, held: list[Any]) -> None:
         self.args, self.verifier, self.held = args, verifier, held
 
-    def __call__(self, model: str) -> dict[str, Any]:
+    def __call__(self, model: str, held: int | None = None, humaneval: bool = True) -> dict:
+        """`held`: only that many held-out tasks, spread evenly over the set (every depth)."""
         from selfplay.backends import Sampling, make_backend
         from selfplay.evaluate import evaluate_bank, evaluate_humaneval
 
@@ -160,15 +165,35 @@ class Evaluator:
             out["held_out"] = evaluate_bank(
                 backend,
                 self.verifier,
-                self.held,
+                spread(self.held, held),
                 sampling=Sampling(temperature=0.0, max_new_tokens=24),
                 benchmark="held-out",
             )
-            if self.args.humaneval:
+            if self.args.humaneval and humaneval:
                 out["humaneval"] = evaluate_humaneval(
                     backend, self.verifier, limit=self.args.humaneval
                 )
         return out
+
+
+def spread(items: list[Any], n: int | None) -> list[Any]:
+    """`n` of `items` taken at even strides (the held-out set is in depth order)."""
+    if n is None or n >= len(items):
+        return items
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
+
+
+def restrict(report: Any, ids: set[str]) -> Any:
+    """`report` on the problems in `ids` only (the paired test needs the same problems)."""
+    from dataclasses import replace
+
+    from selfplay.evaluate import pass1_interval
+
+    rows = [r for r in report.rows if r["task_id"] in ids]
+    rate = sum(r["passed"] for r in rows) / len(rows)
+    return replace(report, problems=len(rows), rows=rows, pass_at_k={"pass@1": rate},
+                   interval=pass1_interval([[r["passed"]] for r in rows]))  # fmt: skip
 
 
 def solver_config(args: Any, samples: int) -> Any:
@@ -241,7 +266,8 @@ def run_grpo(args, bank, clock, scheduler, held_ids, evaluate, work) -> dict[str
     config = train_config(args, "grpo", args.model, args.grpo_steps, scheduler=scheduler)
     name = f"grpo-{scheduler}"
     result = clock.run(f"{name}-train", train, bank, config, work / name, exclude=held_ids)
-    scores = clock.run(f"{name}-eval", evaluate, result.path)
+    scores = clock.run(f"{name}-eval", evaluate, result.path, held=args.arm_held_out,
+                       humaneval=False)  # fmt: skip
     rows = bank.conn.execute("SELECT task_id FROM attempts WHERE solver = ? ORDER BY id",
                              (result.model_id,))  # fmt: skip
     picks = [r[0] for r in rows]
@@ -266,10 +292,12 @@ def summarise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
 
     out = {}
     for name, report in after.items():
+        ids = {r["task_id"] for r in report.rows}
         out[name] = {
+            "problems": len(ids),
             "pass@1": report.pass_at_k["pass@1"],
             "interval": report.interval,
-            "paired": paired(before[name], report),
+            "paired": paired(restrict(before[name], ids), report),
         }
     return out
 
@@ -340,12 +368,13 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     arms = result["arms"]
+    color = {n: f"C{i}" for i, n in enumerate(arms)}
     grpo = {n: a for n, a in arms.items() if n.startswith("grpo")}
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
     ax = axes[0]
     before = result["before"]["held_out"]
     shared = result["phases"].get("warm-up", {}).get("cpu_s", 0.0) / 60
-    for i, (n, a) in enumerate(arms.items()):
+    for n, a in arms.items():
         points = [(0.0, before)]
         if "curve" in a:  # expert iteration: one point per iteration
             points += [(shared + c["cpu_s"] / 60, c["held_out"]) for c in a["curve"]]
@@ -353,28 +382,35 @@ def plot(result: dict[str, Any], path: Path) -> None:
             points.append((a["cpu_minutes"], a["scores"]["held_out"]))
         xs = [x for x, _ in points]
         ys = [p["pass@1"] for _, p in points]
-        ax.plot(xs, ys, marker="o", color=f"C{i}", label=n)
-        ax.fill_between(xs, [p["interval"][0] for _, p in points],
-                        [p["interval"][1] for _, p in points], color=f"C{i}", alpha=0.15)  # fmt: skip
+        ax.errorbar(xs, ys, yerr=[[y - p["interval"][0] for y, (_, p) in zip(ys, points, strict=True)],
+                                  [p["interval"][1] - y for y, (_, p) in zip(ys, points, strict=True)]],
+                    marker="o", capsize=4, color=color[n], label=n)  # fmt: skip
     ax.set_xlabel("CPU minutes (warm-up, sampling and training)")
     ax.set_ylabel(f"held-out pass@1 ({result['held_out_tasks']} tasks; 95% band)")
     ax.set_title("held-out pass@1 against compute")
     ax.legend(fontsize=7)
     ax = axes[1]
-    for i, (n, a) in enumerate(grpo.items()):
+    for n, a in grpo.items():
         steps = [s["step"] for s in a["steps"]]
-        ax.plot(steps, [s["reward"] for s in a["steps"]], color=f"C{i}", label=f"{n} reward")
+        ax.plot(steps, [s["reward"] for s in a["steps"]], marker=".", color=color[n],
+                label=f"{n} reward")  # fmt: skip
         ax.plot(steps, [1 - s.get("frac_reward_zero_std", 1.0) for s in a["steps"]],
-                color=f"C{i}", ls="--", label=f"{n} groups with advantage")  # fmt: skip
+                color=color[n], ls="--", label=f"{n} groups with advantage")  # fmt: skip
     ax.set_xlabel("GRPO step")
-    ax.set_title("rollout reward and share of groups with an advantage")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("rollout reward (solid), groups with an advantage (dashed)")
     if grpo:
         ax.legend(fontsize=7)
     ax = axes[2]
-    for i, (n, a) in enumerate(grpo.items()):
-        ax.hist(a["chosen_warmup_rates"], bins=[0, 0.01, 0.26, 0.51, 0.76, 0.99, 1.0],
-                alpha=0.5, color=f"C{i}", label=n)  # fmt: skip
-    ax.set_xlabel("warm-up pass rate of the tasks picked")
+    bins = ("never solved", "sometimes", "always")
+    width = 0.8 / max(1, len(grpo))
+    for j, (n, a) in enumerate(grpo.items()):
+        rates = a["chosen_warmup_rates"]
+        counts = [sum(r == 0 for r in rates), sum(0 < r < 1 for r in rates),
+                  sum(r == 1 for r in rates)]  # fmt: skip
+        ax.bar([b + j * width for b in range(3)], counts, width, color=color[n], label=n)
+    ax.set_xticks([b + 0.4 - width / 2 for b in range(3)], bins)
+    ax.set_xlabel("warm-up record of the tasks each scheduler picked")
     ax.set_title("what each scheduler chose")
     if grpo:
         ax.legend(fontsize=7)
@@ -397,10 +433,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--iterations", type=int, help="expert iterations of the sft arm")
     ap.add_argument("--sft-steps", type=int)
     ap.add_argument("--sft-batch", type=int)
-    ap.add_argument("--sft-data", choices=["attempts", "verified"], default="attempts",
+    ap.add_argument("--sft-data", choices=["attempts", "verified"],
                     help="attempts: the model's passing attempts only (expert iteration); "
                     "verified: also the sandbox's answers to the pool")  # fmt: skip
     ap.add_argument("--grpo-steps", type=int)
+    ap.add_argument("--arm-held-out", type=int,
+                    help="grpo arms: evaluate on this many held-out tasks (spread over the set)")  # fmt: skip
     ap.add_argument("--grpo-batch", type=int)
     ap.add_argument("--generations", type=int)
     ap.add_argument("--learning-rate", type=float)
@@ -408,6 +446,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, help="write the JSON here as well")
     ap.add_argument("--figure", type=Path, default=ROOT / "benchmarks/figures/frontier_gain.png")
+    ap.add_argument("--plot", type=Path, help="only redraw the figure from a result JSON")
     ap.add_argument("--dry-run", action="store_true",
                     help="build the bank and every arm's configuration, then stop")  # fmt: skip
     args = ap.parse_args(argv)
@@ -438,6 +477,10 @@ def plan(args: argparse.Namespace) -> list[tuple[str, Any]]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.plot:
+        result = json.loads(args.plot.read_text(encoding="utf-8"))
+        plot(result, args.figure)
+        return result
     from pydantic import ValidationError
 
     from selfplay.backends.models import ModelNotFound
