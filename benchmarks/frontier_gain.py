@@ -126,20 +126,25 @@ def say(text: str) -> None:
 
 
 def build_bank(bank: Any, verifier: Any, depths: list[int], held_out: int, pool: int):
-    """(held-out tasks, pool tasks): admitted in that order, so the pool holds no program
-    of the held-out set (admission's dedup drops it)."""
+    """(held-out tasks, pool tasks, held-out ids): admitted in that order, so the pool holds
+    no program of the held-out set (admission's dedup drops it). Each set has the same number
+    of tasks of every depth; a fifth more are drawn since dedup drops some repeats."""
     from selfplay import procedural
     from selfplay.admission import Admission, AdmissionConfig
 
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
-    per = -(-held_out // len(depths))
-    admission.admit(procedural.candidates("deduction", depths, per, seed=HELD_OUT_SEED))
-    held = [t for t in bank.tasks(source="procedural")][:held_out]
-    held_ids = {t.id for t in bank.tasks(source="procedural")}
-    per = -(-pool // len(depths))
-    admission.admit(procedural.candidates("deduction", depths, per, seed=0))
-    pool_tasks = [t for t in bank.tasks(source="procedural") if t.id not in held_ids][:pool]
-    return held, pool_tasks, held_ids
+
+    def draw(total: int, seed: int, taken: set[str]) -> list[Any]:
+        per = -(-total // len(depths))
+        admission.admit(procedural.candidates("deduction", depths, per + per // 5 + 2, seed=seed))
+        fresh = [t for t in bank.tasks(source="procedural") if t.id not in taken]
+        by_depth = {d: [t for t in fresh if t.metadata["depth"] == d][:per] for d in depths}
+        out = [t for d in depths for t in by_depth[d]]
+        return out[:total]
+
+    held = draw(held_out, HELD_OUT_SEED, set())
+    held_ids = {t.id for t in bank.tasks(source="procedural")}  # drawn extras stay out too
+    return held, draw(pool, 0, held_ids), held_ids
 
 
 def items_of(bank: Any, ids: set[str]) -> list[Any]:
@@ -213,7 +218,11 @@ def train_config(args: Any, method: str, model: str, steps: int, **extra: Any) -
         "max_length": 256,
         "save_steps": 10_000,
         "seed": args.seed,
-        "data": {"sources": ["procedural"], "held_out_fraction": 0.0},
+        "data": {
+            "sources": ["procedural"],
+            "held_out_fraction": 0.0,
+            "tasks": list(getattr(args, "pool_ids", [])),
+        },  # fmt: skip
     }
     if method == "sft":
         common |= {"batch_size": args.sft_batch}
@@ -309,7 +318,9 @@ def chosen_rates(picked: list[str], warm: dict[str, float]) -> list[float]:
 
 def report_of(args, clock, before, arms, warm, held, pool) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "config": {k: v for k, v in vars(args).items() if k not in ("out", "figure")},
+        "config": {
+            k: v for k, v in vars(args).items() if k not in ("out", "figure", "plot", "pool_ids")
+        },
         "held_out_tasks": len(held),
         "pool_tasks": len(pool),
         "before": {
@@ -508,6 +519,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             held, pool, held_ids = clock.run("tasks", build_bank, bank, verifier, depths,
                                              args.held_out, args.pool)  # fmt: skip
             held_items = items_of(bank, {t.id for t in held})
+            args.pool_ids = [t.id for t in pool]  # training sees the pool and nothing else
             say(f"{len(held_items)} held-out tasks, {len(pool)} pool tasks")
             if args.dry_run:
                 dry = {"held_out_tasks": len(held_items), "pool_tasks": len(pool),
