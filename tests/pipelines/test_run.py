@@ -79,6 +79,14 @@ def test_a_missing_model_says_how_to_get_one(tmp_path):
     assert not (tmp_path / "b.db").exists() or Bank(tmp_path / "b.db").count() == 0
 
 
+def test_a_misspelt_model_is_one_sentence_within_seconds(tmp_path):
+    started = time.monotonic()
+    res = selfplay("--bank", str(tmp_path / "b.db"), "--model", "smolm2-135m")
+    one_sentence_error(res, "did you mean 'smollm2-135m'")
+    assert time.monotonic() - started < 5
+    assert not (tmp_path / "b.db").exists() or Bank(tmp_path / "b.db").count() == 0
+
+
 # ---- the round loop -----------------------------------------------------------------
 
 

@@ -63,6 +63,16 @@ def test_bad_input_is_one_sentence_and_nothing_is_written(bank_file, tmp_path):
     assert not out.exists() and bank_file.read_bytes() == before
 
 
+def test_a_misspelt_model_is_one_sentence_within_seconds(bank_file, tmp_path):
+    """No network is asked about a bare name that is no alias: the answer names the alias."""
+    before = bank_file.read_bytes()
+    started = time.monotonic()
+    res = cli("train", "--bank", str(bank_file), "--model", "bundeld", "--out", str(tmp_path / "o"))
+    one_sentence_error(res, "did you mean 'bundled'")
+    assert time.monotonic() - started < 5
+    assert bank_file.read_bytes() == before
+
+
 @pytest.mark.slow
 def test_killed_training_resumes_and_its_model_serves_eval_and_run(bank_file, tmp_path):
     out = tmp_path / "sft"

@@ -1,8 +1,12 @@
 """Model specs: aliases, GGUF files, directories and Hub ids, and what a missing model says."""
 
 import hashlib
+import http.server
 import json
 import os
+import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -48,15 +52,67 @@ def test_a_missing_path_says_how_to_get_a_model(spec):
 def test_an_uncached_hub_id_fails_at_once_when_the_hub_is_off(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    with pytest.raises(ModelNotFound, match="huggingface-cli download someone/some-model"):
+    with pytest.raises(ModelNotFound, match="hf download someone/some-model"):
         resolve_model("someone/some-model")
 
 
-def test_a_hub_id_is_left_to_the_hub_when_it_is_on(monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+@pytest.fixture
+def hub(monkeypatch, tmp_path):
+    """A Hub on loopback that knows one model, set as HF_ENDPOINT; yields the paths asked."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            known = self.path == "/api/models/Qwen/Qwen2.5-Coder-1.5B-Instruct"
+            self.send_response(200 if known else 404)
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    for flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(flag, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
+    yield asked
+    server.shutdown()
+
+
+def test_a_hub_id_the_hub_knows_is_left_to_the_hub(hub):
     source = resolve_model("Qwen/Qwen2.5-Coder-1.5B-Instruct")
     assert (source.kind, source.location) == ("hub", "Qwen/Qwen2.5-Coder-1.5B-Instruct")
+    assert hub == ["/api/models/Qwen/Qwen2.5-Coder-1.5B-Instruct"]
+
+
+def test_a_hub_id_the_hub_does_not_know_is_one_sentence(hub):
+    with pytest.raises(ModelNotFound, match="has no model 'Qwen/Qwen2.5-Coder-1.5B-Instrcut'"):
+        resolve_model("Qwen/Qwen2.5-Coder-1.5B-Instrcut")
+
+
+def test_a_misspelt_alias_names_the_alias_without_asking_the_network(hub):
+    started = time.monotonic()
+    with pytest.raises(ModelNotFound, match="did you mean 'bundled'"):
+        resolve_model("bundeld")
+    assert hub == []  # a bare name is no Hub id: nothing was asked
+    assert time.monotonic() - started < 5
+
+
+def test_a_hub_id_with_no_hub_reachable_fails_in_seconds(monkeypatch, tmp_path):
+    with socket.socket() as closed:  # a port nobody listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    for flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(flag, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    with pytest.raises(ModelNotFound, match="cannot be reached.*hf download someone/some-model"):
+        resolve_model("someone/some-model")
+    assert time.monotonic() - started < 5
 
 
 def _fake_package(root, name, files):
