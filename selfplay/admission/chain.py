@@ -1,7 +1,7 @@
 """`Admission.admit`: the one chain every candidate task passes before it enters the bank.
 
 Per batch, in order (each step turns a candidate away with one `Reason`, counted once):
-1. a proposal's static steps (`static.screen`, `static.enough_inputs`): nothing runs;
+1. a proposal's static steps (`static.screen`, `static.check_inputs`): nothing runs;
 2. an import already present (same id and content: skipped, not a rejection) or an id
    conflict;
 3. run 1 (`runs`): the program on its own tests and inputs; a proposal's tests are then
@@ -29,7 +29,7 @@ from selfplay.admission.decontam import Decontaminator, humaneval_decontaminator
 from selfplay.admission.dedup import Vectorizer, dedup_key
 from selfplay.admission.neardup import Grader, NearDuplicates
 from selfplay.admission.normalize import ast_hash
-from selfplay.admission.static import enough_inputs, screen
+from selfplay.admission.static import check_inputs, screen
 from selfplay.task import Task
 from task_bank.store import Bank, Rejection
 
@@ -107,7 +107,7 @@ class Admission:
 
         for cand in batch:
             self.screen(cand)
-        live = step(lambda x: enough_inputs(x) if x.proposed else None, batch)
+        live = step(lambda x: check_inputs(x) if x.proposed else None, batch)
         live = self._arrivals([x for x in live if not x.proposed], report) + [
             x for x in live if x.proposed
         ]

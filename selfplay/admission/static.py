@@ -8,6 +8,8 @@ apply to proposals only: an imported task is judged by its own tests.
 from __future__ import annotations
 
 import ast
+import builtins
+import symtable
 
 from selfplay import kinds
 from selfplay.admission.candidate import Candidate, Reason
@@ -32,6 +34,9 @@ TIME_ATTRS = {
 }
 # hash() of str/bytes depends on the per-process hash seed; id() on memory layout.
 PROCESS_DEPENDENT_BUILTINS = {"hash", "id", "input", "open"}
+# What a program's module can read without defining it (the sandbox runs it as a module with
+# these builtins); dunders such as `__name__` are the module's own attributes.
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def parse_program(program: str | None) -> tuple[ast.Module | None, Reason | None]:
@@ -101,13 +106,51 @@ def hidden_state(tree: ast.Module) -> Reason | None:
     return None
 
 
+def undefined_names(tree: ast.Module, program: str) -> Reason | None:
+    """A name read somewhere in the program that nothing binds: neither a builtin, a
+    parameter or local, an import, a module-level definition, nor a `global` assigned in a
+    function. The inputs given may never reach it (a guard returns first), but another input
+    would raise NameError, so the task is not what its examples show. `symtable` resolves
+    the scopes (comprehensions, lambdas, class bodies) as the compiler does."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return None  # `import *` binds names the text does not show
+    try:
+        top = symtable.symtable(program, "<program>", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        return Reason("unparseable", f"{type(e).__name__}: {e}"[:300])
+    bound = {
+        s.get_name()
+        for s in top.get_symbols()
+        if s.is_assigned() or s.is_imported() or s.is_namespace()
+    }
+    read: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for sym in table.get_symbols():
+            if sym.is_declared_global() and sym.is_assigned():
+                bound.add(sym.get_name())
+            if sym.is_global() and sym.is_referenced():
+                read.add(sym.get_name())
+    missing = sorted(
+        name
+        for name in read - bound - BUILTIN_NAMES
+        if not (name.startswith("__") and name.endswith("__"))
+    )
+    if missing:
+        return Reason("undefined_name", f"uses {', '.join(missing)[:200]}, which nothing defines")
+    return None
+
+
 def static_checks(program: str | None, entry_point: str, kind: str) -> Reason | None:
     """Everything that can be said about a proposal without running it."""
     tree, reason = parse_program(program)
     if reason:
         return reason
-    assert tree is not None
-    reason = defines(tree, entry_point) or hidden_state(tree)
+    assert tree is not None and program is not None
+    reason = defines(tree, entry_point) or hidden_state(tree) or undefined_names(tree, program)
     if reason:
         return reason
     if kinds.get(kind).needs_docstring:
@@ -125,11 +168,37 @@ def too_long(candidate: Candidate, max_chars: int) -> Reason | None:
     return None
 
 
+def input_value(args: str) -> str:
+    """The value an argument list denotes, as text: `1` and `+1` are one input, `1` and
+    `1.0` two (their types differ, and so may what the program does with them)."""
+    try:
+        return repr(ast.literal_eval(f"({args},)"))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return args
+
+
+def distinct_inputs(candidate: Candidate) -> Reason | None:
+    """An input given twice shows the program nothing new, and its second example repeats
+    the first."""
+    seen: set[str] = set()
+    for args in candidate.inputs:
+        value = input_value(args)
+        if value in seen:
+            return Reason("repeated_inputs", f"f({args[:100]}) is given twice")
+        seen.add(value)
+    return None
+
+
 def enough_inputs(candidate: Candidate) -> Reason | None:
     """A kind needs some literal calls to make examples of (`Kind.proposal_inputs`)."""
     if len(candidate.inputs) < kinds.get(candidate.kind).proposal_inputs:
         return Reason("too_few_inputs", f"{len(candidate.inputs)} literal calls")
     return None
+
+
+def check_inputs(candidate: Candidate) -> Reason | None:
+    """A proposal's inputs, before they run: distinct, and as many as its kind needs."""
+    return distinct_inputs(candidate) or enough_inputs(candidate)
 
 
 def screen(candidate: Candidate, max_program_chars: int) -> Reason | None:

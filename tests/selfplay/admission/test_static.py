@@ -83,3 +83,34 @@ def test_codegen_needs_a_docstring():
         'def f(x):\n    """Return the items of x in ascending order."""\n    return sorted(x)\n'
     )
     assert reason(documented, "codegen") is None
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "def f(x):\n    if not x:\n        return 0\n    return helper(x)\n",
+        "def f(x):\n    g = lambda y: y + z\n    return g(x)\n",
+        "def f(xs):\n    return [v * k for v in xs]\n",
+        # A class attribute is no global: a method that reads it bare raises NameError.
+        "class A:\n    k = 3\n    def m(self):\n        return k\n\ndef f(x):\n    return A().m()\n",
+    ],
+)
+def test_undefined_name(program):
+    assert reason(program) == "undefined_name"
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "def g(y):\n    return y + 1\n\ndef f(x):\n    return g(x)\n",
+        "def f(n):\n    return 1 if n < 2 else n * f(n - 1)\n",
+        "def f(x):\n    global seen\n    seen = x\n    return seen\n",
+        "def f(x):\n    import math\n    return math.sqrt(x)\n",
+        "from math import *\ndef f(x):\n    return sqrt(x)\n",
+        "def f(xs):\n    return [w for v in xs if (w := v)] + [w]\n",
+        "def f(x):\n    try:\n        return int(x)\n    except ValueError as e:\n        return str(e)\n",
+        "def f(x):\n    return __name__ + str(x)\n",
+    ],
+)
+def test_names_bound_anywhere_the_program_can_see_pass(program):
+    assert reason(program) is None
