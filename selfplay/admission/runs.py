@@ -63,32 +63,31 @@ def second_row(c: Candidate, tag: str, timeout_s: float | None) -> dict[str, Any
 
 
 def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int) -> Reason | None:
-    """Which of a proposal's inputs make examples: those whose call returned a literal of
-    bounded size. The others are dropped (an input may raise; other inputs still count)."""
+    """A proposal's inputs all make examples: every call returned a literal of bounded
+    size, and (where the kind asks, `Kind.varied_outputs`) not all the same one.
+
+    An input that raises rejects the task rather than being dropped: the program is not
+    defined where its own inputs say it is, and the inputs left would show only the part
+    of it that works."""
     if verdict.status != "passed":
         return Reason(f"run_{verdict.status}", verdict.detail[:300])
     outputs = list(verdict.outputs or [None] * len(c.inputs))
-    if any(o is None for o in outputs) and not verdict.detail:
+    if any(o is None for o in outputs):
+        if verdict.detail:  # a call raised; the verifier names the first that did
+            return Reason("input_raises", verdict.detail[:300])
         # No call raised, so a None output is a value that is not plain data.
         return Reason("output_not_plain_data", "f returned an object that is not plain data")
-    keep = []
-    for i, out in enumerate(outputs):
-        if out is None:
-            continue
+    for out in outputs:
         if len(out) > max_output_chars:
             return Reason("output_too_large", f"an output has {len(out)} characters")
         if not is_literal(out):
             return Reason("output_not_literal", out[:200])
-        keep.append(i)
-    kind = kinds.get(c.kind)
-    if len(keep) < kind.proposal_inputs:
-        return Reason("inputs_raise", verdict.detail[:300])
-    kept = [outputs[i] for i in keep]
-    if kind.varied_outputs and len(set(kept)) == 1:
-        return Reason("constant_output", f"every input gives {str(kept[0])[:100]}")
-    c.inputs = [c.inputs[i] for i in keep]
-    c.calls = [c.calls[i] for i in keep]
-    c.outputs = list(kept)
+    # Distinct outputs are also the cheap sign that the inputs take more than one path
+    # through the program; telling which branches each input reached would need the
+    # sandbox to trace every call.
+    if kinds.get(c.kind).varied_outputs and len(set(outputs)) == 1:
+        return Reason("constant_output", f"every input gives {str(outputs[0])[:100]}")
+    c.outputs = list(outputs)
     return None
 
 

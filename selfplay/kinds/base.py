@@ -72,9 +72,11 @@ class Kind:
 
     name: str = ""
     # Examples a task of this kind needs once verified (deduction and abduction show one,
-    # induction shows some and grades on all), and calls a proposal must come with.
+    # induction shows some and grades on all), and distinct calls a proposal must come with:
+    # at least two, since with one input no check can tell a program that computes something
+    # from one that returns a constant.
     min_examples: int = 0
-    proposal_inputs: int = 1
+    proposal_inputs: int = 2
     # Ground-truth fields a label of this kind must carry.
     required: tuple[str, ...] = ()
     # "code" (a program) or "value" (a short literal): how long an answer may run.
@@ -85,9 +87,11 @@ class Kind:
     # The statement of a task the proposer wrote (codegen writes its own, from the docstring).
     proposed_statement: str = ""
     # Proposals: whether the program's docstring must state the task (it becomes the
-    # statement), and whether every input giving the same output disqualifies it.
+    # statement), and whether every input giving the same output disqualifies it (a task
+    # whose program returns one value whatever it is given teaches nothing: the answer of
+    # deduction is guessable, any input answers abduction, induction's examples show no rule).
     needs_docstring: bool = False
-    varied_outputs: bool = False
+    varied_outputs: bool = True
 
     # -- its prompts --------------------------------------------------------------------
     def template_path(self, role: str) -> Path:

@@ -13,10 +13,8 @@ from selfplay.verifier.records import Verdict
 
 class Codegen(Kind):
     name = "codegen"
-    proposal_inputs = 2  # the proposal's calls become its tests
     required = ("tests",)
     needs_docstring = True
-    varied_outputs = True
 
     def fields(self, task: Task) -> dict[str, str]:
         signature = (

@@ -32,7 +32,6 @@ class Induction(Kind):
     min_examples = 2
     proposal_inputs = 3
     required = ("examples", "entry_point")
-    varied_outputs = True
     proposed_statement = "Write `f`. Infer what it computes from the examples."
 
     def fields(self, task: Task) -> dict[str, str]:

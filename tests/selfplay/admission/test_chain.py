@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from bank_samples import codegen_row
 
 from selfplay.admission import Admission, AdmissionConfig, Candidate
@@ -64,7 +65,7 @@ def test_a_program_turned_away_by_its_first_run_runs_once(bank, verifier):
     admission = Admission(bank, counting, AdmissionConfig(decontaminate=False))
     raising = "def f(x):\n    return x // 0\n"
     report = admission.admit([_proposal(0, raising, ["1", "2"])])
-    assert dict(report.rejected) == {"inputs_raise": 1}
+    assert dict(report.rejected) == {"input_raises": 1}
     assert counting.runs() == {raising: 1}
 
 
@@ -113,3 +114,63 @@ def test_a_benchmark_look_alike_is_admitted_flagged_and_counted_once(bank, verif
     report = admission.admit([_proposal(0, *PROPOSALS[0])])
     assert report.admitted == 1 and report.contaminated == 1 and not report.rejected
     assert report.outcomes == {"p-0": "contaminated"} and report.flagged_ids == report.admitted_ids
+
+
+# ---- what a task must show to be admitted: one test per reason, through the real chain ------
+
+GUARDED = "def f(x):\n    if not x:\n        return 0\n    return {}(x)\n"
+
+
+def _only(admission, candidate, reason):
+    report = admission.admit([candidate])
+    assert dict(report.rejected) == {reason: 1}, report.outcomes
+    assert report.admitted == 0 and admission.bank.rejection_counts() == {reason: 1}
+    return report
+
+
+def test_an_undefined_name_behind_a_guard_is_rejected_before_anything_runs(bank, verifier):
+    # Both inputs stop at the guard and return 0, so every call passes; any other input
+    # would raise NameError.
+    counting = Counting(verifier)
+    admission = Admission(bank, counting, AdmissionConfig(decontaminate=False))
+    _only(admission, _proposal(0, GUARDED.format("helper"), ["0", "''"]), "undefined_name")
+    assert counting.rows == []
+
+
+@pytest.mark.parametrize("kind", ["deduction", "abduction", "induction"])
+def test_a_program_that_returns_one_value_for_all_its_inputs_is_rejected(bank, verifier, kind):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    candidate = _proposal(0, GUARDED.format("len"), ["0", "''", "[]"], kind=kind)
+    _only(admission, candidate, "constant_output")
+
+
+def test_an_input_that_raises_rejects_the_task_though_the_others_return(bank, verifier):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    candidate = _proposal(0, GUARDED.format("len"), ["'ab'", "5"])
+    _only(admission, candidate, "input_raises")
+    assert "<call 1>" in candidate.reason.detail and "TypeError" in candidate.reason.detail
+
+
+def test_an_input_given_twice_is_rejected_before_anything_runs(bank, verifier):
+    # `+1` is the value 1 written differently; `1.0` would be another input.
+    counting = Counting(verifier)
+    admission = Admission(bank, counting, AdmissionConfig(decontaminate=False))
+    candidate = _proposal(0, "def f(x):\n    return x * 3\n", ["1", "2", "+1"])
+    _only(admission, candidate, "repeated_inputs")
+    assert counting.rows == []
+
+
+@pytest.mark.parametrize("kind", ["deduction", "abduction"])
+def test_a_single_input_is_too_few_to_tell_a_constant(bank, verifier, kind):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    _only(
+        admission, _proposal(0, "def f(x):\n    return x * 3\n", ["4"], kind=kind), "too_few_inputs"
+    )
+
+
+def test_a_task_whose_inputs_reach_both_branches_is_admitted(bank, verifier):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    report = admission.admit([_proposal(0, GUARDED.format("len"), ["0", "''", "'abc'", "[7, 8]"])])
+    assert report.admitted == 1 and not report.rejected, report.outcomes
+    task = bank.get(report.task_ids["p-0"])
+    assert [e["output"] for e in task.examples] == ["0", "0", "3", "2"]
