@@ -112,7 +112,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
 
     def on_round(summary: Any) -> None:
         bars.clear()
-        stdout.print(_summary_table(summary))
+        bars.show(_summary_table(summary), stdout)
 
     def on_seeds(report: Any) -> None:
         stderr.print(f"empty bank: imported {report.admitted} bundled seed tasks")
@@ -143,9 +143,12 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         count = done.count()
     stderr.print(
         f"bank {path}: {count} tasks. Where to look next:\n"
-        f"  selfplay bank list --bank {path} --source selfplay --sort newest   # the new tasks\n"
-        f"  selfplay curriculum show --bank {path}                            # frontier, learnability\n"
-        f"  {metrics_path(store, cfg)}   # one JSON line per round",
+        f"  # the new tasks\n"
+        f"  selfplay bank list --bank {path} --source selfplay --sort newest\n"
+        f"  # frontier, learnability\n"
+        f"  selfplay curriculum show --bank {path}\n"
+        f"  # one JSON line per round\n"
+        f"  {metrics_path(store, cfg)}",
         highlight=False,
         soft_wrap=True,
     )

@@ -32,7 +32,7 @@ from selfplay.engine.build import make_run_backend
 from selfplay.engine.rounds import SelfPlay
 
 LOOP_KEY = "selfplay.loop"
-Progress = Callable[[str, int, int], None]
+Progress = Callable[..., None]  # (phase, done, total, note=None)
 
 if TYPE_CHECKING:
     from task_bank.store import Bank
@@ -77,7 +77,7 @@ class Loop:
         self.bank = bank
         self.verifier = verifier
         self.config = config
-        self.progress = progress or (lambda phase, done, total: None)
+        self.progress = progress or (lambda phase, done, total, note=None: None)
         self.on_step = on_step or (lambda iteration, step, report: None)
         self.make_backend = make_backend
         self.models_dir = Path(config.models_dir or bank.path.with_name(bank.path.stem + ".models"))
@@ -150,7 +150,7 @@ class Loop:
             config = self.config.solver.model_copy(update={"model": model, "data": data})
             out = self.models_dir / f"iter-{iteration}-solver"
             result = train(self.bank, config, out, resume=True, exclude=set(held_out),
-                           progress=self.progress)  # fmt: skip
+                           progress=self._stage(iteration, "solver"))  # fmt: skip
             solver = self._commit(iteration, "train.solver", result.to_dict())
         final = solver["path"]
         proposer = self._done(iteration, "train.proposer")
@@ -162,7 +162,8 @@ class Loop:
             )  # fmt: skip
             try:
                 result = train(self.bank, config, self.models_dir / f"iter-{iteration}",
-                               resume=True, proposer_gains=self._gains(), progress=self.progress)  # fmt: skip
+                               resume=True, proposer_gains=self._gains(),
+                               progress=self._stage(iteration, "proposer"))  # fmt: skip
                 proposer = self._commit(iteration, "train.proposer", result.to_dict())
             except TrainDataError as e:
                 proposer = self._commit(iteration, "train.proposer", {"skipped": str(e)})
@@ -184,7 +185,8 @@ class Loop:
             if len(finished) > len(before["rounds"]):  # killed after the round, before its step
                 round_id = finished[-1]
             else:
-                engine = SelfPlay(self.bank, backend, self.verifier, run, progress=self.progress)
+                engine = SelfPlay(self.bank, backend, self.verifier, run,
+                                  progress=self._stage(iteration, "round"))  # fmt: skip
                 round_id = engine.run(1)[-1].round
         finally:
             backend.close()
@@ -229,14 +231,14 @@ class Loop:
             sampling = Sampling(temperature=0.0, max_new_tokens=e.max_new_tokens)
             if items:
                 bank_eval = evaluate_bank(backend, self.verifier, items, sampling=sampling,
-                                          benchmark="held_out", progress=self._phase("eval held-out"))  # fmt: skip
+                                          benchmark="held_out", progress=self._phase(iteration, "eval held-out"))  # fmt: skip
                 report["held_out"] = _with_solved(bank_eval)
             limit = e.humaneval_limit if e.humaneval_limit is not None else _humaneval_default()
             if limit:
                 from selfplay.evaluate import STOP
 
                 he = evaluate_humaneval(
-                    backend, self.verifier, limit=limit, progress=self._phase("eval humaneval"),
+                    backend, self.verifier, limit=limit, progress=self._phase(iteration, "eval humaneval"),
                     sampling=Sampling(temperature=0.0, max_new_tokens=e.max_new_tokens, stop=STOP),
                 )  # fmt: skip
                 report["humaneval"] = _with_solved(he)
@@ -249,8 +251,21 @@ class Loop:
             self.bank.set_evaluation(label, {k: v for k, v in report.items() if k != "model"})
         self._commit(iteration, "eval", report)
 
-    def _phase(self, name: str) -> Callable[[int, int], None]:
-        return lambda done, total: self.progress(name, done, total)
+    def _phase(self, iteration: int, name: str) -> Callable[[int, int], None]:
+        return lambda done, total: self.progress(f"it{iteration} {name}", done, total)
+
+    def _stage(self, iteration: int, stage: str) -> Progress:
+        """The progress callback of one stage: its bars say the iteration and whose step
+        (round, solver or proposer training) a phase belongs to."""
+
+        def progress(phase: str, done: int, total: int, note: str | None = None) -> None:
+            name = f"it{iteration} {stage} {phase}"
+            if note is None:
+                self.progress(name, done, total)
+            else:
+                self.progress(name, done, total, note=note)
+
+        return progress
 
     # ---- what it did ----------------------------------------------------------------
 

@@ -167,6 +167,10 @@ def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and "train_runtime" not in logs:
                 log.append({"step": state.global_step, **logs})
+                # The figures TRL would print at each logging step ride on the bar instead.
+                shown = [f"{k} {logs[k]:.3f}" for k in ("loss", "reward") if k in logs]
+                if shown:
+                    progress("train", state.global_step, state.max_steps, note=", ".join(shown))
 
     return Report()
 
@@ -191,7 +195,7 @@ def train(
     from selfplay.training import methods
     from task_bank.training import ModelRecord
 
-    progress = progress or (lambda phase, done, total: None)
+    progress = progress or (lambda phase, done, total, note=None: None)
     out = Path(out)
     done = trained_marker(out)
     if done is not None:

@@ -105,6 +105,7 @@ def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_
     # 3. The same command finishes the iteration.
     res = cli(*command, "--json")
     assert res.returncode == 0, res.stderr
+    assert "it1 eval held-out: " in res.stderr, res.stderr  # the bars say iteration and step
     rows = json.loads(res.stdout)
     assert [r["iteration"] for r in rows] == [0, 1]
     first = rows[1]

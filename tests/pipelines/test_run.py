@@ -18,11 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 from selfplay_cli import one_sentence_error, run_cli
+from small_bank import small_bank
 
-from selfplay.admission import Admission, AdmissionConfig
 from selfplay.config import RunConfig
-from selfplay.verifier import Verifier
-from task_bank.schema import parse_task
 from task_bank.store import Bank
 
 HERE = Path(__file__).resolve().parent
@@ -88,25 +86,6 @@ def test_a_misspelt_model_is_one_sentence_within_seconds(tmp_path):
 
 
 # ---- the round loop -----------------------------------------------------------------
-
-
-def small_bank(path: Path) -> None:
-    """Three verified tasks, so the run need not import the seeds (faster)."""
-    rows = [
-        {
-            "kind": kind,
-            "prompt": f"A {kind} task about sums.",
-            "program": f"def f(xs):\n    return sum(xs) + {i}\n",
-            "entry_point": "f",
-            "tests": [f"assert f([1, 2]) == {3 + i}"],
-            "examples": [{"input": "[1, 2]"}, {"input": "[5]"}, {"input": "[]"}],
-        }
-        for i, kind in enumerate(["deduction", "abduction", "induction", "codegen"])
-    ]
-    with Bank(path) as bank, Verifier(workers=1) as v:
-        assert (
-            Admission(bank, v, AdmissionConfig()).admit([parse_task(r) for r in rows]).admitted == 4
-        )
 
 
 def scripted(bank: Path, rounds: int, delay: float = 0.0, **kw):
