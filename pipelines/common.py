@@ -52,7 +52,7 @@ RayOption = Annotated[
     typer.Option(
         "--ray",
         help="Generate and grade on a Ray cluster: its address, or 'local' to start one on "
-        "loopback (pip install 'selfplay[ray]').",
+        "loopback (pip install 'selfplay\\[ray]').",  # \[: not rich markup
     ),
 ]
 
