@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from selfplay.kinds.fences import last_code_block
@@ -175,11 +176,29 @@ def call_arguments(text: str, entry_point: str | None) -> str | None:
     return ", ".join(rendered)
 
 
-_SPECIAL_TAIL = re.compile(r"(?:\s*(?:<\|[A-Za-z0-9_]{1,40}\|>|</s>|<eos>|<end_of_turn>))+\s*$")
+# The end-of-turn and padding tokens of the major chat templates, for when the tokenizer that
+# decoded a response is not at hand: ChatML, Llama 3, Phi and Cohere write `<|name|>`
+# (`<|im_end|>`, `<|endoftext|>`, `<|eot_id|>`, `<|end_of_text|>`, `<|end|>`), DeepSeek
+# writes the same with fullwidth bars (`<｜end▁of▁sentence｜>`), Llama 2 and Mistral `</s>`,
+# Gemma `<end_of_turn>` and `<eos>`; `<pad>` fills a batch after any of them.
+_TOKEN = r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>\s]{1,40}｜>|</s>|<eos>|<end_of_turn>|<pad>"
+_SPECIAL_TAIL = re.compile(rf"(?:\s*(?:{_TOKEN}))+\s*$")
 
 
-def strip_special_tokens(text: str) -> str:
-    """A response without the end-of-turn tokens a trainer decoded with it (`<|im_end|>`,
-    `<|eot_id|>`, `</s>`...): OpenRLHF decodes with special tokens, and a closing fence
-    followed by `<|im_end|>` would not close its block."""
-    return _SPECIAL_TAIL.sub("", text or "")
+def strip_special_tokens(text: str, special_tokens: Iterable[str] | None = None) -> str:
+    """A response without the end-of-turn tokens a trainer decoded with it: OpenRLHF decodes
+    with special tokens, and a closing fence followed by `<|im_end|>` would not close its block.
+
+    `special_tokens` (a tokenizer's `all_special_tokens`) are the tokens to strip where the
+    tokenizer is known; without them, the end tokens of the major chat templates are."""
+    text = text or ""
+    if special_tokens is None:
+        return _SPECIAL_TAIL.sub("", text)
+    tokens = sorted({t for t in special_tokens if t}, key=len, reverse=True)
+    rest, found = text, False
+    while True:
+        tail = rest.rstrip()
+        token = next((t for t in tokens if tail.endswith(t)), None)
+        if token is None:
+            return tail if found else text
+        rest, found = tail[: -len(token)], True

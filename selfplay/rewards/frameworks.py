@@ -10,13 +10,15 @@
   "not applicable"). `TrlReward(...)` is the same as a picklable callable with its own verifier
   settings. Reasons and hack signals go to TRL's `log_extra` and `log_metric`.
 - OpenRLHF: `openrlhf_reward(queries, prompts, labels)`, loaded from the file that `selfplay
-  export --format openrlhf` writes next to the data (`--reward.remote_url <file>`).
+  export --format openrlhf` writes next to the data (`--reward.remote_url <file>`; OpenRLHF
+  0.11 calls it as `reward_func(queries, prompts, labels)`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from selfplay.kinds.answers import strip_special_tokens
@@ -186,12 +188,18 @@ def trl_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> lis
     return _default(prompts, completions, **kwargs)
 
 
-def openrlhf_responses(queries: list[str], prompts: list[str]) -> list[str]:
+def openrlhf_responses(
+    queries: list[str], prompts: list[str], special_tokens: Iterable[str] | None = None
+) -> list[str]:
     """What OpenRLHF's reward is asked to grade. A query is the prompt and the response
     decoded together with their special tokens, so the response is what follows the prompt,
-    without the trailing end-of-turn tokens."""
+    without the trailing end-of-turn tokens: the tokenizer's own (`special_tokens`, its
+    `all_special_tokens`) where it is known, else those of the major chat templates
+    (`strip_special_tokens`)."""
     return [
-        strip_special_tokens(q[len(p) :] if isinstance(p, str) and q.startswith(p) else q)
+        strip_special_tokens(
+            q[len(p) :] if isinstance(p, str) and q.startswith(p) else q, special_tokens
+        )
         for q, p in zip(queries, prompts, strict=True)
     ]
 
@@ -205,11 +213,16 @@ def openrlhf_logs(scores: list[Score]) -> dict[str, list[float]]:
     }
 
 
-def openrlhf_reward(queries: list[str], prompts: list[str], labels: list[str], **_: Any) -> Any:
-    """OpenRLHF's `reward_func` (see `openrlhf_responses` for what is graded)."""
+def openrlhf_reward(
+    queries: list[str], prompts: list[str], labels: list[str], tokenizer: Any = None, **_: Any
+) -> Any:
+    """OpenRLHF's `reward_func` (see `openrlhf_responses` for what is graded). OpenRLHF passes
+    no tokenizer; a caller that has one passes it, and its special tokens are stripped."""
     import torch
 
-    scores = grade_responses(openrlhf_responses(queries, prompts), list(labels), shared_verifier())
+    special = getattr(tokenizer, "all_special_tokens", None) if tokenizer is not None else None
+    responses = openrlhf_responses(queries, prompts, special)
+    scores = grade_responses(responses, list(labels), shared_verifier())
     rewards = torch.tensor([s.score for s in scores], dtype=torch.float32)
     extra = {
         name: torch.tensor(values, dtype=torch.float32)

@@ -93,3 +93,11 @@ def test_special_tokens_after_the_response_are_stripped():
     assert strip_special_tokens("```python\n1\n```<|im_end|>") == "```python\n1\n```"
     assert strip_special_tokens("ok<|eot_id|></s>  ") == "ok"
     assert strip_special_tokens("a <|im_end|> b") == "a <|im_end|> b"  # only at the end
+
+
+def test_a_tokenizers_own_special_tokens_are_stripped_where_it_is_known():
+    special = ["<|begin_of_text|>", "<|eot_id|>", "[END]"]
+    assert strip_special_tokens("```python\n1\n```\n[END][END]", special) == "```python\n1\n```"
+    assert strip_special_tokens("ok <|eot_id|>", special) == "ok"
+    assert strip_special_tokens("ok [END] more", special) == "ok [END] more"  # only at the end
+    assert strip_special_tokens("ok  ", special) == "ok  "  # nothing stripped, nothing changed

@@ -132,6 +132,57 @@ def test_openrlhf_reward_file_strips_the_prompt_from_queries(codegen):
     assert out["extra_logs"]["answered"].tolist() == [1.0, 0.0]
 
 
+# The end of a turn in the major chat templates: ChatML (Qwen), GPT-2 style, Llama 3,
+# DeepSeek (fullwidth bars), Gemma, Llama 2 and Mistral, Phi-3, and a pad after an end.
+END_TOKENS = [
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end_of_text|>",
+    "<\uff5cend\u2581of\u2581sentence\uff5c>",
+    "<end_of_turn>",
+    "<eos>",
+    "</s>",
+    "<|end|>",
+    "<|im_end|><|endoftext|><pad><pad>",
+]
+
+
+@pytest.mark.parametrize("end", END_TOKENS)
+def test_openrlhf_scores_a_right_answer_followed_by_any_chat_templates_end_token(codegen, end):
+    pytest.importorskip("openrlhf", reason="pip install --no-deps openrlhf==0.11.2")
+    import asyncio
+
+    from openrlhf.utils.agent import SingleTurnAgentExecutor
+
+    task, label = codegen
+    # OpenRLHF loads the file from --reward.remote_url and calls it as its executor does: one
+    # query (prompt and response decoded with special tokens), its prompt and its label.
+    executor = SingleTurnAgentExecutor(str(REWARDS_DIR / "openrlhf_reward.py"))
+    prompt = "<|im_start|>user\nsolve it<|im_end|>\n<|im_start|>assistant\n"
+    [right] = asyncio.run(
+        executor._fetch_rewards_via_func([prompt + fence(task.program) + end], [prompt], [label])
+    )
+    [wrong] = asyncio.run(
+        executor._fetch_rewards_via_func([prompt + fence("x = 0") + end], [prompt], [label])
+    )
+    assert right["rewards"].tolist() == [1.0] and wrong["rewards"].tolist() == [0.0]
+
+
+def test_openrlhf_reward_strips_the_special_tokens_of_a_tokenizer_it_is_given(codegen):
+    from types import SimpleNamespace
+
+    from selfplay.rewards import openrlhf_reward
+
+    task, label = codegen
+    tokenizer = SimpleNamespace(all_special_tokens=["[DONE]"])  # a token no template uses
+    query = "q" + fence(task.program) + "[DONE]"
+    assert openrlhf_reward([query], ["q"], [label])["rewards"].tolist() == [0.0]
+    assert openrlhf_reward([query], ["q"], [label], tokenizer=tokenizer)["rewards"].tolist() == [
+        1.0
+    ]
+
+
 def test_trl_reward_logs_reasons_and_hack_signals_through_trls_callbacks(codegen):
     task, label = codegen
     hack = fence(task.program + "\nimport gc\ngc.get_objects()\n")
