@@ -85,9 +85,11 @@ def export(
     except ValidationError as e:
         err = e.errors()[0]
         where = f"--{str(err['loc'][0]).replace('_', '-')}" if err["loc"] else "options"
-        raise _fail(f"invalid {where}: {err['msg']}.") from None
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise _fail(f"invalid {where}: {message}.") from None
     try:
-        report = export_bank(bank or default_bank_path(), format_, out, options)
+        # The card's snippets load the Hub repository when the export is pushed there.
+        report = export_bank(bank or default_bank_path(), format_, out, options, push_to_hub)
     except ExportError as e:
         raise _fail(e) from None
     except OSError as e:

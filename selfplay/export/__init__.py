@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,8 +62,11 @@ def _check_target(out: Path) -> None:
         raise ExportError(f"{out} is not empty and holds no earlier selfplay export")
 
 
+OWN_FILES = ("reward_func.py", "README.md", "LICENSE")
+
+
 def _ours(path: Path) -> bool:
-    return path.is_file() and (path.suffix in _OURS or path.name in ("reward_func.py", "README.md"))
+    return path.is_file() and (path.suffix in _OURS or path.name in OWN_FILES)
 
 
 def _install(staging: Path, out: Path) -> None:
@@ -85,11 +89,28 @@ def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
     return EXPORTERS[fmt]()
 
 
+def _no_rows(fmt: str, dropped: dict[str, int]) -> str:
+    reasons = ", ".join(f"{k}: {v}" for k, v in dropped.items()) or "none"
+    text = f"the {fmt} format has no rows for the selected tasks ({reasons})"
+    if fmt == "dpo" and set(dropped) == {"no_attempts"}:
+        text += (
+            "; a pair needs a passing and a failing solver attempt at a task, and `selfplay run "
+            "--bank BANK` records the solver's attempts"
+        )
+    return text
+
+
 def export_bank(
-    bank_path: str | Path, fmt: str, out: str | Path, options: ExportOptions | None = None
+    bank_path: str | Path,
+    fmt: str,
+    out: str | Path,
+    options: ExportOptions | None = None,
+    repo_id: str | None = None,
 ) -> ExportReport:
-    """Write `fmt` files and README.md for the bank's tasks into `out`."""
+    """Write `fmt` files and README.md for the bank's tasks into `out`; `repo_id`: the Hub
+    repository the export will be pushed to, which the card's snippets then load."""
     from selfplay.export.card import render
+    from selfplay.export.licenses import LICENSE_FILE, license_file, licenses
     from task_bank.stats import summary
     from task_bank.store import Bank, BankError
 
@@ -112,26 +133,35 @@ def export_bank(
         except BankError as e:
             raise ExportError(str(e)) from None
         if not counts:
-            reasons = ", ".join(f"{k}: {v}" for k, v in exporter.dropped.items()) or "none"
-            raise ExportError(f"the {fmt} format has no rows for the selected tasks ({reasons})")
+            raise ExportError(_no_rows(fmt, dict(exporter.dropped)))
+        # The card describes the tasks that have rows (a DPO export leaves out tasks without
+        # a pair), not every task selected.
+        exported = Selection(
+            [i for i in selection.items if i.task.id in exporter.task_ids], selection.excluded
+        )
         card = render(
             fmt,
             exporter.description,
-            selection,
+            exported,
             counts,
             exporter.suffix,
             bank_summary,
             options.model_dump(),
             exporter.dropped,
-            out,
+            staging,
+            repo_id,
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
+        by_source = Counter(i.task.source for i in exported.items)
+        text = license_file(licenses(by_source, options.model_dump()), by_source)
+        if text is not None:
+            (staging / LICENSE_FILE).write_text(text, encoding="utf-8")
         files = sorted(p.name for p in staging.iterdir() if p.is_file())
         _install(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     excluded = dict(selection.excluded) | {f"{fmt}_{k}": v for k, v in exporter.dropped.items()}
-    return ExportReport(fmt, str(out), len(selection.items), counts, files, excluded)
+    return ExportReport(fmt, str(out), len(exported.items), counts, files, excluded)
 
 
 __all__ = ["FORMATS", "ExportError", "ExportOptions", "ExportReport", "export_bank"]

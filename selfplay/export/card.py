@@ -3,103 +3,19 @@ what is in the data, how it was made and checked, and how to train on it."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from selfplay.export import licenses, recipes
 from selfplay.export.select import BANDS, Selection
 
 SIZE_EDGES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
 HIST_BINS = 5
 
-# The licenses of the sources selfplay knows; other sources take the export's --license.
-SOURCE_LICENSES = {"humaneval": "mit", "seeds": "apache-2.0"}
 # Trainer versions whose own code runs these instructions in selfplay's test suite.
 TESTED = "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2"
-
-_TRAIN = {
-    "verl": """```bash
-python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
-  data.train_files=$DIR/train.parquet data.val_files=$DIR/test.parquet \\
-  reward.custom_reward_function.path=$(python -c "import selfplay.rewards.verl_reward as m; print(m.__file__)") \\
-  reward.custom_reward_function.name=compute_score_async
-```""",
-    "trl": """```python
-from datasets import load_dataset
-from trl import GRPOConfig, GRPOTrainer
-from selfplay.rewards import trl_reward
-
-data = load_dataset($LOADER, data_files={"train": "$DIR/train$SUFFIX"})["train"]$MAP
-trainer = GRPOTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", reward_funcs=[trl_reward],
-                      args=GRPOConfig(output_dir="out"), train_dataset=data)
-trainer.train()
-```""",
-    "openrlhf": """```bash
-python -m openrlhf.cli.train_ppo_ray --data.prompt_dataset $DIR/train.jsonl \\
-  --data.input_key input --data.label_key label --data.apply_chat_template \\
-  --reward.remote_url $DIR/reward_func.py ...
-```""",
-    "sft": """```python
-from datasets import load_dataset
-from trl import SFTConfig, SFTTrainer
-
-data = load_dataset("parquet", data_files={"train": "$DIR/train.parquet"})["train"]
-SFTTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", train_dataset=data,
-           args=SFTConfig(output_dir="out")).train()
-```""",
-    "dpo": """```python
-from datasets import load_dataset
-from trl import DPOConfig, DPOTrainer
-
-data = load_dataset("parquet", data_files={"train": "$DIR/train.parquet"})["train"]
-DPOTrainer(model="Qwen/Qwen2.5-Coder-0.5B-Instruct", train_dataset=data,
-           args=DPOConfig(output_dir="out")).train()
-```""",
-}
-
-
-# How a TRL GRPO run reads each RL format: the reward wants `prompt` and `ground_truth`.
-_TRL_MAP = {
-    "verl": '\ndata = data.map(lambda r: {"ground_truth": r["reward_model"]["ground_truth"]})',
-    "trl": "",
-    "openrlhf": '\ndata = data.map(lambda r: {"prompt": r["input"], "ground_truth": r["label"]})',
-}
-
-
-def _how_to_train(fmt: str, suffix: str, where: str) -> list[str]:
-    if fmt in ("sft", "dpo"):
-        return [_TRAIN[fmt].replace("$DIR", where)]
-    trl = (
-        _TRAIN["trl"]
-        .replace("$LOADER", '"json"' if suffix == ".jsonl" else '"parquet"')
-        .replace("$SUFFIX", suffix)
-        .replace("$MAP", _TRL_MAP[fmt])
-    )
-    verl = (
-        "verl (GRPO):\n\n" + _TRAIN["verl"]
-        if fmt == "verl"
-        else "verl: export the same bank with `selfplay export --format verl`."
-    )
-    parts = [verl, "TRL (GRPO):\n\n" + trl]
-    if fmt == "openrlhf":
-        parts.insert(0, "OpenRLHF (reward_func.py is next to the data):\n\n" + _TRAIN["openrlhf"])
-    return [p.replace("$DIR", where) for p in parts]
-
-
-def licenses(by_source: Counter, options: dict[str, Any]) -> dict[str, str]:
-    """source -> license of its tasks: the known ones, overridden by --source-license, else
-    the export's --license."""
-    known = SOURCE_LICENSES | dict(options.get("source_licenses") or {})
-    default = options.get("license", "apache-2.0")
-    return {source: known.get(source, default) for source in sorted(by_source)}
-
-
-def _license_section(per_source: dict[str, str], by_source: Counter) -> str:
-    rows = [(source, by_source[source], per_source[source]) for source in per_source]
-    if len(set(per_source.values())) == 1:
-        lead = f"Every task is under {next(iter(per_source.values()))}."
-    else:
-        lead = "The tasks come from sources under different licenses (`license: other`):"
-    return lead + "\n\n" + _table(("source", "tasks", "license"), rows)
 
 
 def _provenance(bank_summary: dict[str, Any]) -> str:
@@ -170,30 +86,45 @@ def size_category(n: int) -> str:
     return next((label for edge, label in SIZE_EDGES if n < edge), "100K<n<1M")
 
 
-def front_matter(
-    fmt: str, counts: dict[str, int], suffix: str, per_source: dict[str, str]
-) -> dict[str, Any]:
-    distinct = sorted(set(per_source.values()))
-    license_: dict[str, Any] = (
-        {"license": distinct[0]}
-        if len(distinct) == 1
-        else {
-            "license": "other",
-            "license_name": "mixed: " + ", ".join(f"{s} {lic}" for s, lic in per_source.items()),
-        }
-    )
+def dataset_info(fmt: str, counts: dict[str, int], suffix: str, files: Path) -> dict[str, Any]:
+    """The card's `dataset_info`: each split's rows and file bytes. `datasets` keys its cache
+    of a directory or repository on this block (with `configs`), so a re-export with other
+    rows is read anew instead of from the cache of the first."""
+    sizes = {s: (files / f"{s}{suffix}").stat().st_size for s in sorted(counts)}
     return {
-        **license_,
+        "config_name": fmt,
+        "splits": [{"name": s, "num_bytes": sizes[s], "num_examples": counts[s]} for s in sizes],
+        "download_size": sum(sizes.values()),
+        "dataset_size": sum(sizes.values()),
+    }
+
+
+def fingerprint(counts: dict[str, int], suffix: str, files: Path) -> str:
+    """sha256 of the data files, in split order (the first 16 hex digits)."""
+    digest = hashlib.sha256()
+    for split in sorted(counts):
+        digest.update(split.encode() + b"\0" + (files / f"{split}{suffix}").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def front_matter(
+    fmt: str, counts: dict[str, int], suffix: str, per_source: dict[str, str], files: Path
+) -> dict[str, Any]:
+    return {
+        **licenses.front_matter(per_source),
         "task_categories": ["text-generation"],
         "language": ["en"],
         "tags": ["code", "synthetic", "reinforcement-learning", "selfplay", fmt],
         "size_categories": [size_category(sum(counts.values()))],
         "pretty_name": f"selfplay verified programming tasks ({fmt})",
+        "dataset_info": dataset_info(fmt, counts, suffix, files),
         "configs": [
             {
                 "config_name": fmt,
                 "data_files": [{"split": s, "path": f"{s}{suffix}"} for s in sorted(counts)],
                 "default": True,
+                # A builder setting `datasets` hashes into its cache key: the content itself.
+                "description": f"selfplay export {fingerprint(counts, suffix, files)}",
             }
         ],
     }
@@ -230,17 +161,19 @@ def render(
     bank_summary: dict[str, Any],
     options: dict[str, Any],
     dropped: Counter,
-    out: Any = None,
+    files: Path,
+    repo_id: str | None = None,
 ) -> str:
-    """The whole README.md (`out`: the directory it will live in, for copy-pasteable paths)."""
+    """The whole README.md for the data files in `files`; `selection` holds the tasks that
+    have rows. Its snippets read the files where the card is read: relative paths, or the
+    Hub repository `repo_id` the export is pushed to."""
     import yaml
 
     items = selection.items
     by_kind = Counter(i.task.kind for i in items)
     by_source = Counter(i.task.source for i in items)
-    per_source = licenses(by_source, options)
-    meta = front_matter(fmt, counts, suffix, per_source)
-    where = str(out.resolve()) if out is not None else "$DIR"
+    per_source = licenses.licenses(by_source, options)
+    meta = front_matter(fmt, counts, suffix, per_source, files)
     bands = Counter(i.band for i in items)
     rejected = bank_summary.get("rejected", {})
     excluded = dict(selection.excluded) | {f"{fmt}: {k}": v for k, v in dropped.items()}
@@ -260,7 +193,7 @@ def render(
         + "\n\n"
         + _table(("source", "tasks"), by_source.most_common()),
         "## Licenses",
-        _license_section(per_source, by_source),
+        licenses.section(per_source, by_source, _table),
         "## Difficulty",
         "Difficulty is 1 minus the posterior mean solve rate of the bank's solvers "
         "(Beta(1, 1) prior); a task never attempted that declares a level 1-5 takes "
@@ -310,9 +243,9 @@ def render(
             else "Rewards are binary: 1 for a verified answer, else 0."
         ),
         "## How to train on it",
-        f'Loading: `datasets.load_dataset("{"json" if suffix == ".jsonl" else "parquet"}", '
-        f"data_files={{'train': '{where}/train{suffix}'}})`. These instructions are run, with "
-        f"each trainer's own code, by selfplay's test suite for {TESTED}.",
-        *_how_to_train(fmt, suffix, where),
+        recipes.loading(counts, suffix, repo_id)
+        + f" These instructions are run, with each trainer's own code, by selfplay's test "
+        f"suite for {TESTED}.",
+        *recipes.how_to_train(fmt, counts, suffix, repo_id),
     ]
     return "\n\n".join(parts) + "\n"

@@ -2,9 +2,9 @@
 
 RL formats (verl, trl, openrlhf) hold one row per task with its ground truth and its kind's
 prompt (`selfplay.kinds.chat`, what the bank's solve rates were measured under). SFT holds
-verified solutions (passing attempts and reference programs), DPO holds pairs of a passing
-and a failing attempt at the same task. Rows are built here and written with
-pyarrow, so every file loads back with `datasets.load_dataset("parquet" | "json", ...)`.
+verified solutions (passing attempts and reference programs) as prompt/completion pairs, DPO
+holds pairs of a passing and a failing attempt at the same task. Rows are built here and
+written with pyarrow, so every file loads back with `datasets.load_dataset("parquet" | "json", ...)`.
 """
 
 from __future__ import annotations
@@ -46,6 +46,10 @@ class Exporter(ABC):
 
     def __init__(self) -> None:
         self.dropped: Counter = Counter()
+        self.task_ids: set[str] = set()  # the tasks that have a row in the files written
+
+    def row_task(self, row: dict[str, Any]) -> str:
+        return row["task_id"]
 
     @abstractmethod
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]: ...
@@ -57,6 +61,7 @@ class Exporter(ABC):
             for split, items in sorted(selection.splits().items())
             if (rows := self.rows(items, bank))
         }
+        self.task_ids = {self.row_task(r) for rows in splits.values() for r in rows}
         schema = None
         if self.suffix == ".parquet" and splits:
             import pyarrow as pa
@@ -83,6 +88,9 @@ class Exporter(ABC):
 class VerlExporter(Exporter):
     name = "verl"
     description = "verl RL data: prompt, reward_model.ground_truth, extra_info"
+
+    def row_task(self, row: dict[str, Any]) -> str:
+        return row["extra_info"]["task_id"]
 
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
@@ -125,6 +133,8 @@ class OpenRLHFExporter(Exporter):
             {
                 "input": kinds.chat(item.task),
                 "label": item.ground_truth,
+                # OpenRLHF's PromptDataset groups its eval metrics by this key.
+                "datasource": f"selfplay/{item.task.kind}",
                 "task_id": item.task.id,
                 "kind": item.task.kind,
             }
@@ -148,7 +158,10 @@ def _attempts(bank: Bank, task_ids: list[str]) -> dict[str, list[tuple[str, str,
 
 class SftExporter(Exporter):
     name = "sft"
-    description = "chat messages with verified solutions (passing attempts, references)"
+    description = (
+        "prompt/completion pairs with verified solutions (passing attempts, references); "
+        "TRL computes the loss on the completion only"
+    )
 
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         attempts = _attempts(bank, [item.task.id for item in items])
@@ -168,7 +181,10 @@ class SftExporter(Exporter):
                 seen.add(response)
                 rows.append(
                     {
-                        "messages": [*prompt, {"role": "assistant", "content": response}],
+                        # The prompt/completion form, not one `messages` list: TRL's
+                        # SFTTrainer then masks the prompt out of the loss by default.
+                        "prompt": prompt,
+                        "completion": [{"role": "assistant", "content": response}],
                         "task_id": item.task.id,
                         "kind": item.task.kind,
                         "origin": origin,

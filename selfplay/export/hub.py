@@ -5,12 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 
+PATTERNS = ["*.parquet", "*.jsonl", "README.md", "LICENSE", "reward_func.py"]
+
+
 class HubError(RuntimeError):
     """The push did not happen; the message is one sentence."""
 
 
 def push(out: Path, repo_id: str, *, private: bool = False) -> str:
-    """Upload `out` (data files, reward file, README.md) to `repo_id`; returns its URL.
+    """Upload the export in `out` (data files, reward file, README.md, LICENSE) to `repo_id`;
+    returns its URL.
 
     The token comes from the usual places (HF_TOKEN, the saved login).
     """
@@ -27,7 +31,10 @@ def push(out: Path, repo_id: str, *, private: bool = False) -> str:
     api = HfApi(token=token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        api.upload_folder(folder_path=str(out), repo_id=repo_id, repo_type="dataset")
+        # Only the export's own files: a run's output directory beside them stays local.
+        api.upload_folder(
+            folder_path=str(out), repo_id=repo_id, repo_type="dataset", allow_patterns=PATTERNS
+        )
     except Exception as e:  # network, auth and validation errors all end the same way
         reason = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
         raise HubError(

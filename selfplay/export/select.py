@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from selfplay.rewards.ground_truth import GroundTruth, InvalidGroundTruth
 from selfplay.task import Task
@@ -62,6 +62,27 @@ class ExportOptions(BaseModel):
     source_licenses: dict[str, str] = Field(
         default_factory=dict, description="license of a source's tasks, over the known ones"
     )
+
+    @field_validator("license")
+    @classmethod
+    def _hub_license(cls, value: str) -> str:
+        from selfplay.export.licenses import unknown_license
+
+        problem = unknown_license(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("source_licenses")
+    @classmethod
+    def _hub_licenses(cls, value: dict[str, str]) -> dict[str, str]:
+        from selfplay.export.licenses import unknown_license
+
+        for lic in value.values():
+            problem = unknown_license(lic)
+            if problem:
+                raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _rates_ordered(self) -> ExportOptions:

@@ -67,8 +67,8 @@ def grpo_rows(bank: Bank, items: list[Item]) -> list[dict[str, Any]]:
 def sft_rows(bank: Bank, items: list[Item], references: bool = True) -> list[dict[str, Any]]:
     rows = [
         {
-            "prompt": row["messages"][:-1],
-            "completion": row["messages"][-1:],
+            "prompt": row["prompt"],
+            "completion": row["completion"],
             "task_id": row["task_id"],
             "origin": row["origin"],
         }

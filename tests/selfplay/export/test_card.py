@@ -9,6 +9,7 @@ import yaml
 
 from selfplay.export import ExportOptions, export_bank
 from selfplay.export.card import size_category
+from selfplay.export.licenses import card_problems
 
 SECTIONS = (
     "## Contents",
@@ -74,20 +75,97 @@ def test_size_categories_follow_the_hub_buckets():
 def test_a_mixed_export_lists_each_sources_license(built_bank, tmp_path):
     # HumanEval's tasks are MIT, the bundled seeds Apache-2.0: the card must not claim one.
     export_bank(built_bank, "verl", tmp_path, ExportOptions(include_contaminated=True))
-    meta, body = split_card((tmp_path / "README.md").read_text())
-    assert meta["license"] == "other"
-    assert "humaneval mit" in meta["license_name"] and "seeds apache-2.0" in meta["license_name"]
+    text = (tmp_path / "README.md").read_text()
+    meta, body = split_card(text)
+    assert meta["license"] == "other" and meta["license_name"] == "mixed-apache-2.0-mit"
+    assert meta["license_link"] == "LICENSE"
+    license_text = (tmp_path / "LICENSE").read_text()
+    assert "- humaneval (1 task): mit" in license_text
+    assert "- seeds (104 tasks): apache-2.0" in license_text
     assert "| humaneval | 1 | mit |" in body and "| seeds | 104 | apache-2.0 |" in body
+    assert card_problems(text) == []
+    # A single-license export into the same directory takes the stale LICENSE away.
+    export_bank(built_bank, "verl", tmp_path, ExportOptions())
+    assert not (tmp_path / "LICENSE").exists()
 
 
-def test_loading_lines_can_be_copied_as_they_are(built_bank, tmp_path):
+@pytest.mark.parametrize("fmt", ["verl", "trl", "openrlhf", "sft", "dpo"])
+def test_every_card_passes_the_hubs_yaml_rules(built_bank, tmp_path, fmt):
+    export_bank(built_bank, fmt, tmp_path, ExportOptions(split="difficulty"))
+    assert card_problems((tmp_path / "README.md").read_text()) == []
+
+
+def test_the_card_check_refuses_what_the_hub_refuses():
+    good = "---\nlicense: mit\ntask_categories: [text-generation]\nsize_categories: [n<1K]\n"
+    good += "configs: [{config_name: a, data_files: a.parquet}]\n---\nbody\n"
+    assert card_problems(good) == []
+    assert card_problems(good.replace("license: mit", "license: 'mixed: a mit'")) == [
+        "license 'mixed: a mit' is not a Hub license identifier"
+    ]
+    other = good.replace("license: mit", "license: other\nlicense_name: 'Mixed: x'")
+    assert card_problems(other) == [
+        "license_name 'Mixed: x' is not a lower-case slug",
+        "license: other needs a license_link",
+    ]
+
+
+def test_an_unknown_license_is_refused_in_one_sentence():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="not a license identifier the Hugging Face Hub"):
+        ExportOptions(license="Apache 2")
+    with pytest.raises(ValidationError, match="not a license identifier the Hugging Face Hub"):
+        ExportOptions(source_licenses={"mine": "proprietary"})
+
+
+def test_local_snippets_name_files_relative_to_the_export(built_bank, tmp_path):
     out = tmp_path / "rl"
     export_bank(built_bank, "openrlhf", out, ExportOptions())
     body = (out / "README.md").read_text()
-    assert f"'{out.resolve()}/train.jsonl'" in body
-    assert f"--reward.remote_url {out.resolve()}/reward_func.py" in body
+    assert str(tmp_path) not in body  # the card is right wherever the directory goes
+    assert 'data_files={"train": "train.jsonl"}' in body
+    assert '--reward.remote_url "$PWD/reward_func.py"' in body
+    assert '--eval.dataset "$PWD/test.jsonl"' in body
     assert "--data.input_key input --data.label_key label --data.apply_chat_template" in body
     assert "$DIR" not in body and "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2" in body
+
+
+@pytest.mark.parametrize("fmt", ["verl", "sft"])
+def test_a_card_for_the_hub_loads_the_repository(built_bank, tmp_path, fmt):
+    out = tmp_path / fmt
+    export_bank(built_bank, fmt, out, ExportOptions(), repo_id="someone/tasks")
+    body = (out / "README.md").read_text()
+    assert str(tmp_path) not in body
+    assert 'load_dataset("someone/tasks", split="train")' in body
+    assert "data_files" not in body.split("## How to train on it")[1]
+    if fmt == "verl":
+        assert "hf download someone/tasks --repo-type dataset --local-dir selfplay-verl" in body
+
+
+def test_a_dpo_card_counts_the_tasks_that_have_pairs(built_bank, tmp_path):
+    report = export_bank(built_bank, "dpo", tmp_path, ExportOptions(split="none"))
+    meta, body = split_card((tmp_path / "README.md").read_text())
+    assert report.tasks == 2  # the codegen and deduction tasks with a pair, of 104 selected
+    assert "2 tasks, 3 rows." in body
+    assert "| seeds | 2 |" in body and "| seeds | 2 | apache-2.0 |" in body
+    assert meta["dataset_info"]["splits"] == [
+        {
+            "name": "train",
+            "num_bytes": (tmp_path / "train.parquet").stat().st_size,
+            "num_examples": 3,
+        }
+    ]
+
+
+def test_a_dpo_export_without_attempts_says_how_to_record_them(bank_file, tmp_path):
+    import sqlite3
+
+    from selfplay.export import ExportError
+
+    with sqlite3.connect(bank_file) as conn:
+        conn.execute("DELETE FROM attempts")
+    with pytest.raises(ExportError, match=r"`selfplay run --bank BANK` records the solver"):
+        export_bank(bank_file, "dpo", tmp_path / "dpo", ExportOptions())
 
 
 def test_a_failed_export_writes_nothing_and_keeps_an_earlier_one(built_bank, tmp_path):

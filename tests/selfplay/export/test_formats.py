@@ -112,7 +112,10 @@ def test_openrlhf_jsonl_and_its_reward_file(exports):
     root, reports = exports
     out = root / "openrlhf"
     data = load(out, "openrlhf")
-    assert {"input", "label"} <= set(data["train"].column_names)
+    assert {"input", "label", "datasource"} <= set(data["train"].column_names)
+    assert {r["datasource"] for r in data["train"]} == {
+        f"selfplay/{r['kind']}" for r in data["train"]
+    }
     assert "reward_func.py" in reports["openrlhf"].files
     spec = importlib.util.spec_from_file_location("reward_func", out / "reward_func.py")
     module = importlib.util.module_from_spec(spec)
@@ -135,16 +138,17 @@ def test_sft_holds_only_solutions_that_pass_the_reward(exports, verifier):
         by_task.setdefault(r["task_id"], []).append(r)
     assert len(by_task) == 104
     # Two passing attempts, one of them the reference verbatim: kept once, as the reference.
-    origins = {r["origin"]: r["messages"][-1]["content"] for r in by_task[CODEGEN]}
+    origins = {r["origin"]: r["completion"][0]["content"] for r in by_task[CODEGEN]}
     assert sorted(origins) == ["attempt", "reference"] and len(by_task[CODEGEN]) == 2
     assert "out = list()" in origins["attempt"] and origins["attempt"].startswith("```python")
     assert [r["origin"] for r in by_task[INDUCTION]] == ["reference"]  # its attempt failed
     # The prompt of each row is the verl prompt; check the answers with the real reward.
     labels = _labels(root / "verl")
-    responses = [r["messages"][-1]["content"] for r in rows]
+    responses = [r["completion"][0]["content"] for r in rows]
     scores = grade_responses(responses, [labels[r["task_id"]] for r in rows], verifier)
     assert [s.score for s in scores] == [1.0] * len(rows)
-    assert all(r["messages"][0]["role"] == "user" for r in rows)
+    assert all(r["prompt"][0]["role"] == "user" for r in rows)
+    assert all([m["role"] for m in r["completion"]] == ["assistant"] for r in rows)
 
 
 def test_dpo_pairs_a_passing_and_a_failing_attempt(exports, verifier):
