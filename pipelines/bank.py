@@ -279,8 +279,10 @@ def show(
         f"kind {task.kind} · source {task.source} · tags {', '.join(task.tags) or '-'} · "
         f"entry point {task.entry_point or '(stdin/stdout)'} · deterministic {task.deterministic}"
     )
-    stdout.print(Panel(Text(task.prompt), title=escape(task.id), subtitle=escape(facts)))
-    stdout.print(Syntax(task.program, "python", line_numbers=True))
+    stdout.print(Panel(Text(task.prompt), title=escape(task.id)))
+    stdout.print(Text(facts))  # wraps on a narrow terminal (a panel's subtitle is cut)
+    # Long program lines wrap instead of being cut at the terminal's edge.
+    stdout.print(Syntax(task.program, "python", line_numbers=True, word_wrap=True))
     for i, test in enumerate(task.tests):
         body = test if isinstance(test, str) else json.dumps(test)
         stdout.print(Panel(Text(body[:2000]), title=f"test {i}"))
@@ -329,25 +331,24 @@ def list_(
 ) -> None:
     """Tasks matching filters, with attempts and solve rate."""
     from task_bank.schema import KINDS
-    from task_bank.stats import SORTS, listing
+    from task_bank.stats import SORTS, count_matching, listing
 
     if kind is not None and kind not in KINDS:
         raise _fail(f"--kind must be one of {', '.join(KINDS)}, got '{kind}'.")
     if sort not in SORTS:
         raise _fail(f"--sort must be one of {', '.join(SORTS)}, got '{sort}'.")
+    filters = dict(
+        kind=kind,
+        source=source,
+        tag=tag,
+        solver=solver,
+        min_rate=min_solve_rate,
+        max_rate=max_solve_rate,
+        include_contaminated=contaminated,
+    )
     with _open(bank) as store:
-        rows = listing(
-            store,
-            sort=sort,
-            kind=kind,
-            source=source,
-            tag=tag,
-            solver=solver,
-            min_rate=min_solve_rate,
-            max_rate=max_solve_rate,
-            include_contaminated=contaminated,
-            limit=limit,
-        )
+        rows = listing(store, sort=sort, limit=limit, **filters)
+        total = count_matching(store, **filters) if len(rows) == limit else len(rows)
     if as_json:
         for row in rows:
             typer.echo(json.dumps(row))
@@ -358,8 +359,13 @@ def list_(
     from pipelines.console import stdout
 
     # Fits 80 columns: ids stay on one line to be copied into `bank show` (unless longer than
-    # 36 characters), source and tags fold, the flag column only when some task is flagged.
-    table = Table(title=f"{len(rows)} tasks", pad_edge=False)
+    # 36 characters), source and tags wrap between words, the flag column only when some task
+    # is flagged.
+    if not rows:
+        stdout.print("no tasks match these filters.")
+        return
+    more = f"{len(rows)} of {total} tasks ({sort} first; --limit shows more)"
+    table = Table(title=more if total > len(rows) else f"{total} tasks", pad_edge=False)
     longest = max(len(r["id"]) for r in rows)
     if longest <= 36:
         table.add_column("id", no_wrap=True, min_width=longest)
@@ -368,8 +374,8 @@ def list_(
     table.add_column("kind", no_wrap=True)
     table.add_column("tries", justify="right", no_wrap=True)
     table.add_column("rate", justify="right", no_wrap=True)
-    table.add_column("source", overflow="fold", ratio=1)
-    table.add_column("tags", overflow="fold", ratio=1)
+    table.add_column("source", ratio=1)
+    table.add_column("tags", ratio=1)
     flagged = any(r["contaminated"] for r in rows)
     if flagged:
         table.add_column("contam.", no_wrap=True)

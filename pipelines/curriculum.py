@@ -117,12 +117,13 @@ def _print_summary(summary: dict) -> None:
         f"seeds, as a multiple of uniform's ({cfg['n_tasks']} tasks, budget "
         f"{cfg['max_rollouts']:,}; '-': not reached in half the runs)"
     )
-    table.add_column("structure")
-    table.add_column("uniform", justify="right")
+    # At 80 columns the names stay whole (they are what a reader looks for); targets fold.
+    table.add_column("structure", no_wrap=True)
+    table.add_column("uniform", justify="right", no_wrap=True)
     for name in names:
         if name != "uniform":
-            table.add_column(name, justify="right")
-    table.add_column("targets", justify="left")
+            table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+    table.add_column("targets", justify="left", overflow="fold")
     for structure, s in summary["structures"].items():
         runs = s["schedulers"]
         base = runs.get("uniform", {}).get("median")
@@ -206,8 +207,11 @@ def show(
         + (", ".join(f"{k} {v}" for k, v in data["edges"].items()) or "none")
     )
     front = Table(title=f"Frontier (top {min(limit, data['frontier_size'])} by expected variance)")
-    for col in ("task", "skill", "attempts", "pass rate", "E\\[p(1-p)]"):
-        front.add_column(col, justify="left" if col in ("task", "skill") else "right")
+    # Ids and skills stay whole so they can be copied into `bank show`; numbers are short.
+    for col in ("task", "skill", "tries", "rate", "E\\[p(1-p)]"):
+        text = col in ("task", "skill")
+        front.add_column(col, justify="left" if text else "right", no_wrap=not text,
+                         overflow="fold")  # fmt: skip
     for row in data["frontier"]:
         front.add_row(
             row["id"], row["skill"], str(row["attempts"]),
@@ -221,8 +225,9 @@ def show(
         hist.add_row(rng, str(n))
     stdout.print(hist)
     skills = Table(title="Skill coverage")
-    for col in ("skill", "tasks", "attempted", "mastered", "frontier", "mean pass rate"):
-        skills.add_column(col, justify="left" if col == "skill" else "right")
+    for col in ("skill", "tasks", "tried", "mastered", "frontier", "mean rate"):
+        skills.add_column(col, justify="left" if col == "skill" else "right",
+                          no_wrap=col != "skill", overflow="fold")  # fmt: skip
     for skill, s in data["skills"].items():
         skills.add_row(
             skill, *(str(int(s[c])) for c in ("tasks", "attempted", "mastered", "frontier")),

@@ -29,18 +29,23 @@ def _fail(message: str | Exception) -> typer.Exit:
 def _fmt(value: float | None, interval: list[float] | None = None) -> str:
     if value is None:
         return "-"
-    return f"{value:.2f}" + (f" {interval[0]:.2f}-{interval[1]:.2f}" if interval else "")
+    # The interval goes on its own line, so ten columns fit 80 characters.
+    return f"{value:.2f}" + (f"\n{interval[0]:.2f}-{interval[1]:.2f}" if interval else "")
 
 
 def table(rows: list[Any]) -> Any:
     """One line per iteration, readable at 80 columns (pass@1 with its 95% interval)."""
+    from rich import box
     from rich.table import Table
 
-    t = Table(title="selfplay loop (pass@1 with 95% interval)", show_header=True, pad_edge=False)
-    for column in ("it", "model", "new", "bank", "steps", "train", "held-out", "HumanEval",
-                   "hacks", "proposer"):  # fmt: skip
-        t.add_column(column, justify="left" if column in ("model", "proposer") else "right",
-                     no_wrap=column not in ("model", "proposer"))  # fmt: skip
+    # No vertical rules and the intervals on a second line: nine columns in 80 characters.
+    t = Table(title="selfplay loop (pass@1 with 95% interval)", box=box.SIMPLE_HEAD,
+              pad_edge=False, show_edge=False, collapse_padding=True)  # fmt: skip
+    for column in ("it", "model", "new", "bank", "solver", "proposer", "held-out", "HumanEval",
+                   "hacks"):  # fmt: skip
+        text = column in ("model", "proposer")
+        t.add_column(column, justify="left" if text else "right", no_wrap=not text,
+                     overflow="fold", min_width=10 if column == "model" else None)  # fmt: skip
     for r in rows:
         train = (f"R {r.train_reward:.2f}" if r.train_reward is not None else
                  f"L {r.train_loss:.2f}" if r.train_loss is not None else "-")  # fmt: skip
@@ -49,14 +54,16 @@ def table(rows: list[Any]) -> Any:
             Path(r.model).name if "/" in r.model else r.model,
             str(r.admitted) if r.iteration else "-",
             str(r.bank_tasks),
-            str(r.train_steps) if r.iteration else "-",
-            train,
+            f"{r.train_steps} steps\n{train}" if r.iteration else "-",
+            r.proposer,
             _fmt(r.held_out, r.held_out_interval),
             _fmt(r.humaneval, r.humaneval_interval),
             _fmt(r.hack_signal_rate),
-            r.proposer,
         )
-    t.caption = "new: tasks the round admitted; train: mean GRPO reward (R) or loss (L)"
+    t.caption = (
+        "new: tasks the round admitted; solver: training steps and mean GRPO reward (R) or "
+        "loss (L); proposer: its training steps"
+    )
     return t
 
 

@@ -125,36 +125,15 @@ def listing(
     bank: Bank,
     *,
     sort: str = "oldest",
-    kind: str | None = None,
-    source: str | None = None,
-    tag: str | None = None,
-    solver: str | None = None,
-    min_rate: float | None = None,
-    max_rate: float | None = None,
-    include_contaminated: bool = True,
     limit: int = 50,
+    **filters: Any,
 ) -> list[dict[str, Any]]:
-    """Tasks matching the filters, with attempts and solve rate. A solve-rate bound
-    leaves out tasks never attempted (their rate is unknown)."""
-    where, args = bank.task_filter(kind, source, tag, include_contaminated)
-    join = "LEFT JOIN task_stats s ON s.task_id = t.id" + (" AND s.solver = ?" if solver else "")
-    join_args = [solver] if solver else []
-    having = []
-    if min_rate is not None:
-        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) >= ?")
-        args.append(min_rate)
-    if max_rate is not None:
-        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) <= ?")
-        args.append(max_rate)
-    sql = (
-        "SELECT t.id, t.kind, t.source, t.tags, t.contaminated, "
-        "COALESCE(SUM(s.attempts), 0), COALESCE(SUM(s.successes), 0) "
-        f"FROM tasks t {join} {where} "
-        f"GROUP BY t.key {'HAVING ' + ' AND '.join(having) if having else ''} "
-        f"ORDER BY {SORTS[sort]} LIMIT {int(limit)}"
-    )
+    """Tasks matching the filters (see `_matching`), with attempts and solve rate, the first
+    `limit` in `sort` order."""
+    select, args = _matching(bank, **filters)
+    sql = f"{select} ORDER BY {SORTS[sort]} LIMIT {int(limit)}"
     out = []
-    rows = bank.conn.execute(sql, join_args + args).fetchall()
+    rows = bank.conn.execute(sql, args).fetchall()
     for tid, k, src, tags, contam, attempts, successes in rows:
         out.append(
             {
@@ -169,3 +148,41 @@ def listing(
             }
         )
     return out
+
+
+def count_matching(bank: Bank, **filters: Any) -> int:
+    """How many tasks `listing` would show with no limit."""
+    select, args = _matching(bank, **filters)
+    return int(bank.conn.execute(f"SELECT COUNT(*) FROM ({select})", args).fetchone()[0])
+
+
+def _matching(
+    bank: Bank,
+    *,
+    kind: str | None = None,
+    source: str | None = None,
+    tag: str | None = None,
+    solver: str | None = None,
+    min_rate: float | None = None,
+    max_rate: float | None = None,
+    include_contaminated: bool = True,
+) -> tuple[str, list[Any]]:
+    """The SELECT of tasks matching the filters, and its arguments. A solve-rate bound
+    leaves out tasks never attempted (their rate is unknown)."""
+    where, args = bank.task_filter(kind, source, tag, include_contaminated)
+    join = "LEFT JOIN task_stats s ON s.task_id = t.id" + (" AND s.solver = ?" if solver else "")
+    join_args = [solver] if solver else []
+    having = []
+    if min_rate is not None:
+        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) >= ?")
+        args.append(min_rate)
+    if max_rate is not None:
+        having.append("SUM(s.attempts) > 0 AND 1.0 * SUM(s.successes) / SUM(s.attempts) <= ?")
+        args.append(max_rate)
+    select = (
+        "SELECT t.id, t.kind, t.source, t.tags, t.contaminated, "
+        "COALESCE(SUM(s.attempts), 0), COALESCE(SUM(s.successes), 0) "
+        f"FROM tasks t {join} {where} "
+        f"GROUP BY t.key {'HAVING ' + ' AND '.join(having) if having else ''}"
+    )
+    return select, join_args + args
