@@ -147,7 +147,7 @@ def grpo_snippet(fmt: str, counts: dict[str, int], suffix: str, repo_id: str | N
         + _REAL_RUN
         + "args = GRPOConfig(\n"
         '    output_dir="grpo-out", max_steps=1, per_device_train_batch_size=2, num_generations=2,\n'
-        "    max_completion_length=32, bf16=torch.cuda.is_available(), report_to=[],\n)\n"
+        "    max_completion_length=32, logging_steps=1, bf16=torch.cuda.is_available(), report_to=[],\n)\n"
         "trainer = GRPOTrainer(model=model, reward_funcs=[trl_reward], args=args, "
         "train_dataset=data)\ntrainer.train()\n```"
     )

@@ -7,7 +7,7 @@
   `preprocess_data` building the prompt and label from the export, and its
   `SingleTurnAgentExecutor` loading the exported reward file and scoring what a (replayed)
   engine generated, decoded with special tokens as OpenRLHF decodes it;
-- TRL 1.16: the card's GRPO snippet run for two steps on a tiny model.
+- TRL 1.16: the card's GRPO snippet run as printed (one step) on a tiny model.
 Each trainer gives reference answers 1 and wrong answers 0.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,27 @@ WRONG = "```python\nNone\n```"
 # verl and OpenRLHF are installed without their dependencies, as the README's test command does.
 _VERL = "verl is not installed: pip install --no-deps verl==0.9.1"
 _OPENRLHF = "OpenRLHF is not installed: pip install --no-deps openrlhf==0.11.2"
+
+
+def shell_words(block: str, cwd: Path) -> list[str]:
+    """The arguments of the block's trainer command, as bash expands them in `cwd` (the
+    export directory, where the card says to run it): `$PWD`, quotes and `$(python -c ...)`."""
+    line = next(ln for ln in block.replace("\\\n", " ").splitlines() if ln.startswith("python -m"))
+    words = line.split(None, 3)[3]  # after `python -m <module>`
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", f"printf '%s\\n' {words}"], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return [w for w in done.stdout.splitlines() if w != "..."]
+
+
+def verl_config(overrides: list[str]):
+    """verl's own `ppo_trainer` config composed by hydra with these overrides."""
+    import verl
+    from hydra import compose, initialize_config_dir
+
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose(config_name="ppo_trainer", overrides=overrides)
 
 
 def card_block(out: Path, language: str, after: str) -> str:
@@ -61,27 +83,15 @@ def answers(bank_path: Path, task_ids: list[str]) -> list[tuple[str, str]]:
 
 @pytest.mark.slow
 def test_verl_scores_the_export_with_the_cards_configuration(built_bank, tmp_path, tokenizer):
-    import os
-
     pytest.importorskip("verl", reason=_VERL)
     import torch
-    import verl
-    from hydra import compose, initialize_config_dir
     from verl import DataProto
     from verl.trainer.ppo.reward import load_reward_manager
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
     out = tmp_path / "verl"
     export_bank(built_bank, "verl", out, ExportOptions(split="none"))
-    command = card_block(out, "bash", "verl (GRPO)").replace("\\\n", " ")
-    # The shell's command substitution, as a shell would run it.
-    for snippet in re.findall(r'\$\(python -c "(.*?)"\)', command):
-        path = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True)
-        command = command.replace(f'$(python -c "{snippet}")', path.stdout.strip())
-    overrides = [arg for arg in command.split()[3:] if "=" in arg and "val_files" not in arg]
-    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        cfg = compose(config_name="ppo_trainer", overrides=overrides)
+    cfg = verl_config(shell_words(card_block(out, "bash", "verl (GRPO)"), out))
     assert cfg.reward.custom_reward_function.name == "compute_score_async"
 
     from omegaconf import open_dict
@@ -122,6 +132,32 @@ def test_verl_scores_the_export_with_the_cards_configuration(built_bank, tmp_pat
     assert {row["data_source"].split("/")[1] for row in picked} > {"codegen"}
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["random", "difficulty"])
+def test_verls_validate_config_accepts_the_cards_command_as_printed(built_bank, tmp_path, split):
+    pytest.importorskip("verl", reason=_VERL)
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    out = tmp_path / "verl"
+    report = export_bank(built_bank, "verl", out, ExportOptions(split=split))
+    overrides = shell_words(card_block(out, "bash", "verl (GRPO)"), out)
+    # As printed (one GPU), and on a node of eight with the one flag the card says to set.
+    for extra in ([], ["trainer.n_gpus_per_node=8"]):
+        cfg = verl_config(overrides + extra)
+        # What verl's main_ppo runs before it starts Ray; it raises on a bad config.
+        validate_config(cfg, use_reference_policy=need_reference_policy(cfg),
+                        use_critic=need_critic(cfg))  # fmt: skip
+    rows = sum(n for s, n in report.rows.items() if s != "test")
+    files = cfg.data.train_files
+    assert [Path(f).name for f in ([files] if isinstance(files, str) else files)] == [
+        f"{s}.parquet" for s in (["train"] if split == "random" else ["easy", "medium", "hard"])
+    ]
+    assert rows // cfg.data.train_batch_size >= 4  # steps an epoch
+    assert cfg.algorithm.adv_estimator == "grpo" and cfg.actor_rollout_ref.rollout.n >= 4
+    assert Path(cfg.reward.custom_reward_function.path).is_file()
+
+
 def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
     """The arguments OpenRLHF's `train_ppo_ray` hands to its `train`, for these flags.
 
@@ -132,7 +168,6 @@ def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
     import argparse
     import datetime
     import importlib.util
-    import os
 
     spec = importlib.util.find_spec("openrlhf.cli.train_ppo_ray")
     source = Path(spec.origin).read_text(encoding="utf-8")
@@ -159,8 +194,7 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
 
     out = tmp_path / "openrlhf"
     export_bank(built_bank, "openrlhf", out, ExportOptions(split="none"))
-    command = card_block(out, "bash", "OpenRLHF").replace("\\\n", " ")
-    args = _openrlhf_args([a for a in command.split()[3:] if a != "..."])
+    args = _openrlhf_args(shell_words(card_block(out, "bash", "OpenRLHF"), out))
     assert args.data.apply_chat_template is True
     rows = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     rows = rows[:: max(1, len(rows) // 12)][:12]
@@ -200,32 +234,25 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
 
 
 @pytest.mark.slow
-def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(built_bank, tmp_path):
+def test_trl_grpo_trains_on_the_export_with_the_cards_snippet(built_bank, tmp_path, monkeypatch):
     pytest.importorskip("trl", reason="needs the train extra: pip install 'selfplay[train]'")
     from selfplay.backends.models import local_model_dir
 
     out = tmp_path / "trl"
     export_bank(built_bank, "trl", out, ExportOptions(split="none", kinds=["deduction"]))
     snippet = card_block(out, "python", "TRL (GRPO)")
-    # The card's snippet, with a local tiny model and a two-step CPU budget in place of the
-    # card's Hub model and GPU defaults (bf16 is emulated, slowly, on CPUs without it);
-    # everything else runs as written.
-    model = local_model_dir("smollm2-135m")
-    snippet = snippet.replace('"Qwen/Qwen2.5-Coder-0.5B-Instruct"', repr(model))
-    snippet = snippet.replace(
-        'GRPOConfig(output_dir="out")',
-        f"GRPOConfig(output_dir={str(tmp_path / 'run')!r}, max_steps=2, "
-        "per_device_train_batch_size=2, num_generations=2, max_completion_length=24, "
-        "report_to=[], logging_steps=1, use_cpu=True, bf16=False, save_strategy='no')",
-    )
+    # The card's snippet as printed, in the export directory, with the tiny bundled model
+    # named by MODEL as the card says.
+    monkeypatch.chdir(out)
+    monkeypatch.setenv("MODEL", local_model_dir("smollm2-135m"))
     assert "trl_reward" in snippet and "trainer.train()" in snippet
     namespace: dict = {}
     exec(snippet, namespace)
     trainer = namespace["trainer"]
-    assert trainer.state.global_step == 2
+    assert trainer.state.global_step == 1
     logged = {k for entry in trainer.state.log_history for k in entry}
     assert {"rewards/trl_reward/mean", "selfplay/hack_signal_rate"} <= logged, logged
-    # Two steps of a tiny model answer nothing right; TRL's own reward step, given each row's
+    # One step of a tiny model answers nothing right; TRL's own reward step, given each row's
     # reference answer and a wrong one as the assistant's turn, must tell them apart.
     rows = [trainer.train_dataset[i] for i in range(0, len(trainer.train_dataset), 4)][:6]
     pairs = answers(built_bank, [row["task_id"] for row in rows])
