@@ -53,6 +53,16 @@ class AttemptTables:
             )
             return int(cur.lastrowid)
 
+    def set_round_config(self, round_id: int, config: dict[str, Any]) -> None:
+        """Replace an unfinished round's config (a resumed round runs under the new one)."""
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE rounds SET config = ? WHERE id = ? AND finished_at IS NULL",
+                (json.dumps(config), round_id),
+            )
+            if cur.rowcount != 1:
+                raise BankError(f"there is no unfinished round {round_id}")
+
     def finish_round(self, round_id: int, summary: dict[str, Any] | None = None) -> None:
         with self._write() as c:
             cur = c.execute(

@@ -115,11 +115,27 @@ class SelfPlay:
         self.bank.journal("round").set(round_id, step, report)
 
     def _open_round(self) -> int:
-        """The unfinished self-play round to resume, else a new one."""
+        """The unfinished self-play round to resume, else a new one.
+
+        A resumed round records the config it finishes under (a run that failed with a
+        mistyped model and is run again with another must not leave the first one's name on
+        the round); the models of the steps done before are kept under `earlier_models`.
+        """
+        config = {"selfplay": True, **self.config.model_dump()}
         for r in reversed(self.bank.rounds()):
             if r["config"].get("selfplay") and r["finished_at"] is None:
+                if r["config"] != config:
+                    steps = self.bank.journal("round").all().get(r["id"], {})
+                    done = [s for s in steps if not s.endswith(".tries")]  # bookkeeping only
+                    before = r["config"].get("model", {}).get("spec")
+                    earlier = list(r["config"].get("earlier_models", []))
+                    if done and before != self.config.model.spec and before not in earlier:
+                        earlier.append(before)
+                    self.bank.set_round_config(
+                        r["id"], config | ({"earlier_models": earlier} if earlier else {})
+                    )
                 return r["id"]
-        return self.bank.start_round({"selfplay": True, **self.config.model_dump()})
+        return self.bank.start_round(config)
 
     def _finished_rounds(self) -> int:
         return sum(

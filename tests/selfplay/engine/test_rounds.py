@@ -11,7 +11,7 @@ import pytest
 
 from curricula import register_scheduler
 from curricula.schedulers import Uniform
-from selfplay.backends.base import Prompt
+from selfplay.backends.base import BackendError, Prompt
 from selfplay.backends.scripted import ScriptedBackend
 from selfplay.config import ConfigError, RunConfig, load_config
 from selfplay.engine import SelfPlay
@@ -112,3 +112,34 @@ def test_scheduler_options_a_scheduler_does_not_take_are_refused():
     ):
         load_config(scheduler="uniform", scheduler_options={"half_life": 3})
     assert load_config(scheduler="learnability", scheduler_options={"half_life": 3})
+
+
+def _failing(after_proposals: bool):
+    def script(prompt: Prompt, index: int) -> str:
+        if after_proposals and prompt.prefill.endswith("f("):
+            return reply(prompt, index)
+        raise BackendError("this model cannot generate")
+
+    return script
+
+
+@pytest.mark.parametrize("after_proposals", [False, True], ids=["nothing done", "proposed"])
+def test_a_round_resumed_with_another_model_records_the_one_it_finished_with(
+    seeded_bank, verifier_3s, after_proposals
+):
+    first = config()
+    first.model.spec = "typo-model"
+    backend = ScriptedBackend("typo-model", script=_failing(after_proposals))
+    with pytest.raises(BackendError):
+        SelfPlay(seeded_bank, backend, verifier_3s, first).run()
+    (left_open,) = [r for r in seeded_bank.rounds() if r["finished_at"] is None]
+    assert left_open["config"]["model"]["spec"] == "typo-model"
+
+    second = config()
+    second.model.spec = "scripted"
+    SelfPlay(seeded_bank, ScriptedBackend("scripted", script=reply), verifier_3s, second).run()
+    (done,) = [r for r in seeded_bank.rounds() if r["id"] == left_open["id"]]
+    assert done["finished_at"] is not None
+    assert done["config"]["model"]["spec"] == "scripted"
+    # Steps the first model did are said to be its; with none, it is not named at all.
+    assert done["config"].get("earlier_models", []) == (["typo-model"] if after_proposals else [])
