@@ -281,9 +281,7 @@ def run_grpo(args, bank, clock, scheduler, held_ids, evaluate, work) -> dict[str
     result = clock.run(f"{name}-train", train, bank, config, work / name, exclude=held_ids)
     scores = clock.run(f"{name}-eval", evaluate, result.path, held=args.arm_held_out,
                        humaneval=False)  # fmt: skip
-    rows = bank.conn.execute("SELECT task_id FROM attempts WHERE solver = ? ORDER BY id",
-                             (result.model_id,))  # fmt: skip
-    picks = [r[0] for r in rows]
+    picks = bank.attempted_tasks(result.model_id)
     steps = [
         {k: e[k] for k in ("step", "reward", "frac_reward_zero_std") if k in e}
         for e in result.log

@@ -23,20 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from selfplay.evaluate import mcnemar_p  # noqa: E402
-
-
-def paired_ids(before: dict, after: dict, total: int) -> dict:
-    b, a = set(before.get("solved", [])), set(after.get("solved", []))
-    gained, lost = len(a - b), len(b - a)
-    return {
-        "problems": total,
-        "before": len(b),
-        "after": len(a),
-        "gained": gained,
-        "lost": lost,
-        "p_value": round(mcnemar_p(gained, lost), 4),
-    }
+from selfplay.evaluate import paired_solved  # noqa: E402
 
 
 def main() -> None:
@@ -93,8 +80,8 @@ def main() -> None:
     last = max(evals)
     for name in ("held_out", "humaneval"):
         if name in evals[0] and name in evals[last]:
-            result["paired"][name] = paired_ids(evals[0][name], evals[last][name],
-                                            evals[0][name]["problems"])  # fmt: skip
+            before, after = (set(evals[i][name].get("solved", [])) for i in (0, last))
+            result["paired"][name] = paired_solved(before, after, evals[0][name]["problems"])
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -85,16 +85,19 @@ def paired(before: EvalReport, after: EvalReport) -> dict[str, Any]:
     a = {r["task_id"]: r["passed"] for r in after.rows}
     if set(a) != set(b) or before.samples != 1 or after.samples != 1:
         raise ValueError("a paired test needs one answer per problem on the same problems")
-    gained = sum(a[t] and not b[t] for t in b)
-    lost = sum(b[t] and not a[t] for t in b)
-    n = len(b)
+    return paired_solved({t for t, ok in b.items() if ok}, {t for t, ok in a.items() if ok}, len(b))
+
+
+def paired_solved(before: set[str], after: set[str], problems: int) -> dict[str, Any]:
+    """`paired` from the ids solved before and after among the same `problems` problems."""
+    gained, lost = len(after - before), len(before - after)
     return {
-        "problems": n,
-        "before": sum(b.values()),
-        "after": sum(a.values()),
+        "problems": problems,
+        "before": len(before),
+        "after": len(after),
         "gained": gained,
         "lost": lost,
-        "change": round((sum(a.values()) - sum(b.values())) / n, 4) if n else 0.0,
+        "change": round((len(after) - len(before)) / problems, 4) if problems else 0.0,
         "p_value": round(mcnemar_p(gained, lost), 6),
     }
 

@@ -220,6 +220,13 @@ class AttemptTables:
         )
         return [tuple(r) for r in rows]
 
+    def attempted_tasks(self, solver: str) -> list[str]:
+        """The task id of each of `solver`'s attempts, in the order they were made (a GRPO
+        run's rollouts: its picks, one per generation)."""
+        rows = self.conn.execute("SELECT task_id FROM attempts WHERE solver = ? ORDER BY id",
+                                 (solver,))  # fmt: skip
+        return [r[0] for r in rows]
+
     def attempts_for(self, task_ids: Iterable[str]) -> dict[str, list[tuple[str, str, bool]]]:
         """task id -> (solver, answer, passed) of its attempts, in the order they were made."""
         out: dict[str, list[tuple[str, str, bool]]] = {}

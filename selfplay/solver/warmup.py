@@ -52,11 +52,17 @@ def warm_up(
     *,
     solvers: list[str] | None = None,
     step: int = 0,
+    untried: Iterable[str] | None = None,
 ) -> WarmupReport:
     """Attempt every task of `tasks` that `solvers` (default: the solver's own name) has
-    never attempted, `solver.config.samples` times each, and store the attempts."""
+    never attempted, `solver.config.samples` times each, and store the attempts.
+
+    `untried`: those ids when the caller has just read them with `blind` (saves a second
+    scan of the counters)."""
     report = WarmupReport(candidates=len(tasks))
-    todo = set(blind(bank, (t.id for t in tasks), solvers or [solver.name]))
+    if untried is None:
+        untried = blind(bank, (t.id for t in tasks), solvers or [solver.name])
+    todo = set(untried)
     pending = [t for t in tasks if t.id in todo]
     if not pending:
         return report

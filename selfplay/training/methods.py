@@ -65,7 +65,8 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
 
     g = config.grpo
     tasks = [i.task for i in items]
-    if not g.warmup_samples or not blind(bank, (t.id for t in tasks), line):
+    untried = blind(bank, (t.id for t in tasks), line) if g.warmup_samples else []
+    if not untried:
         return {"warmed": 0}
     budget = completion_budget(config, items)
     solver_config = SolverConfig(
@@ -78,7 +79,7 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
     with make_backend(backend_name, config.model) as backend:
         solver = Solver(backend, verifier, solver_config, name=model_label(config.model),
                         seed=config.seed)  # fmt: skip
-        report = warm_up(bank, solver, tasks, solvers=line)
+        report = warm_up(bank, solver, tasks, solvers=line, untried=untried)
     return {k: getattr(report, k) for k in ("warmed", "attempts", "solved_some", "seconds")}
 
 

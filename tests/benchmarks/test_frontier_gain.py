@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from selfplay.evaluate import EvalReport, mcnemar_p, paired
+from selfplay.evaluate import EvalReport, mcnemar_p, paired, paired_solved
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,3 +61,5 @@ def test_the_paired_test_counts_discordant_problems():
     assert mcnemar_p(0, 0) == 1.0 and mcnemar_p(5, 5) == 1.0
     with pytest.raises(ValueError, match="same problems"):
         paired(before, _report({"a": True}))
+    # From solved ids alone (the loop's journal keeps only those): the same counts.
+    assert paired_solved({"a", "d"}, {"a", "b", "c"}, 4) == got

@@ -115,6 +115,9 @@ def test_attempts_update_per_task_per_solver_counters(bank):
     assert both.loc[a.id].to_dict() == {"attempts": 3, "successes": 2, "last_step": 7}
     assert str(both["attempts"].dtype) == "int64"
     assert bank.rounds()[0]["summary"] == {"admitted": 0}
+    bank.add_attempts([Attempt(b.id, "m1", "ans", "failed", False, 0.0, round_id, step=3)])
+    assert bank.attempted_tasks("m1") == [a.id, a.id, b.id]  # in the order they were made
+    assert bank.attempted_tasks("m2") == [a.id] and bank.attempted_tasks("m3") == []
 
 
 def test_an_attempt_on_an_unknown_task_is_refused_and_nothing_is_recorded(bank):
