@@ -24,7 +24,7 @@ def push(out: Path, repo_id: str, *, private: bool = False) -> str:
     token = get_token()
     if not token:
         raise HubError(
-            "no Hugging Face token found: set HF_TOKEN or run `huggingface-cli login`, "
+            "no Hugging Face token found: set HF_TOKEN or run `hf auth login`, "
             f"the export stays in {out}"
         )
     api = HfApi(token=token)
