@@ -101,6 +101,7 @@ def test_push_to_hub_without_a_token_fails_in_one_sentence_and_keeps_the_export(
     )
     assert res.returncode == 2
     assert "no Hugging Face token found" in one_sentence(res.stderr)
+    assert "hf auth login" in res.stderr
     assert (out / "train.parquet").is_file() and (out / "README.md").is_file()
 
 
