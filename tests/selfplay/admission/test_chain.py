@@ -144,6 +144,23 @@ def test_a_program_that_returns_one_value_for_all_its_inputs_is_rejected(bank, v
     _only(admission, candidate, "constant_output")
 
 
+@pytest.mark.parametrize(
+    "program",
+    ['def f(plain_input):\n    """Return the input."""\n    return plain_input\n',
+     'def f(x):\n    """Reverse twice."""\n    return x[::-1][::-1] if isinstance(x, (str, list)) else x\n'],
+    ids=["identity", "identity in disguise"],
+)  # fmt: skip
+def test_a_program_that_returns_each_input_unchanged_is_rejected(bank, verifier, program):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    _only(admission, _proposal(0, program, ["'abc'", "[1, 2]", "0"]), "returns_input")
+
+
+def test_a_program_that_changes_only_some_inputs_is_admitted(bank, verifier):
+    admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
+    program = 'def f(x):\n    """Absolute value."""\n    return abs(x)\n'
+    assert admission.admit([_proposal(0, program, ["3", "-2", "0"])]).admitted == 1
+
+
 def test_an_input_that_raises_rejects_the_task_though_the_others_return(bank, verifier):
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
     candidate = _proposal(0, GUARDED.format("len"), ["'ab'", "5"])
