@@ -551,6 +551,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 else:
                     arms[name] = run_grpo(args, bank, clock, name.split(":")[1], held_ids,
                                           evaluate, work)  # fmt: skip
+                if args.out:  # a run cut off later keeps the arms it finished
+                    partial = report_of(args, clock, before, arms, warm.pass_rates, held_items,
+                                        pool)  # fmt: skip
+                    args.out.with_suffix(".partial.json").write_text(
+                        json.dumps(partial, indent=2) + "\n", encoding="utf-8"
+                    )
             result = report_of(args, clock, before, arms, warm.pass_rates, held_items, pool)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines.common import BankOption, failure, group
+from pipelines.common import BankOption, failure, group, plural
 
 app = group("bank", "Import tasks into the task bank (SQLite) and inspect it.")
 
@@ -214,7 +214,7 @@ def stats(
 
     from pipelines.console import stdout
 
-    table = Table(title=f"{data['path']}: {data['tasks']} tasks", show_header=False)
+    table = Table(title=f"{data['path']}: {plural(data['tasks'], 'task')}", show_header=False)
     table.add_column("what")
     table.add_column("count", justify="right")
     for section in ("by_kind", "by_source", "rejected"):
@@ -275,12 +275,18 @@ def show(
 
     from pipelines.console import stdout
 
-    facts = (
-        f"kind {task.kind} · source {task.source} · tags {', '.join(task.tags) or '-'} · "
-        f"entry point {task.entry_point or '(stdin/stdout)'} · deterministic {task.deterministic}"
-    )
-    stdout.print(Panel(Text(task.prompt), title=escape(task.id)))
-    stdout.print(Text(facts))  # wraps on a narrow terminal (a panel's subtitle is cut)
+    facts = {
+        "kind": task.kind,
+        "source": task.source,
+        "tags": ", ".join(task.tags) or "-",
+        "entry point": task.entry_point or "(stdin/stdout)",
+        "deterministic": str(task.deterministic),
+    }
+    stdout.print(Panel(Text(_reflow(task.prompt)), title=escape(task.id)))
+    # One fact a line: run together they wrapped after a label on a narrow terminal (and a
+    # panel's subtitle is cut).
+    for label, value in facts.items():
+        stdout.print(Text(f"{label + ':':<15}{value}"))
     # Long program lines wrap instead of being cut at the terminal's edge.
     stdout.print(Syntax(task.program, "python", line_numbers=True, word_wrap=True))
     for i, test in enumerate(task.tests):
@@ -292,6 +298,17 @@ def show(
         stdout.print(Text(f"contaminated: {task.contaminated}", style="red"))
     for s, a, k, t in solvers:
         stdout.print(Text(f"solver {s}: {k}/{a} solved, last step {t}"))
+
+
+def _reflow(prompt: str) -> str:
+    """Join the lines of each prose paragraph, so it wraps at the terminal's width instead of
+    at the source's; a paragraph with code (indented lines, `>>>`, list items) stays as is."""
+    paragraphs = []
+    for para in prompt.strip("\n").split("\n\n"):
+        lines = para.split("\n")
+        code = any(line.startswith((" ", "\t", ">>>", "- ", "* ")) for line in lines)
+        paragraphs.append(para if code else " ".join(line.strip() for line in lines))
+    return "\n\n".join(paragraphs)
 
 
 @app.command()
@@ -365,7 +382,7 @@ def list_(
         stdout.print("no tasks match these filters.")
         return
     more = f"{len(rows)} of {total} tasks ({sort} first; --limit shows more)"
-    table = Table(title=more if total > len(rows) else f"{total} tasks", pad_edge=False)
+    table = Table(title=more if total > len(rows) else plural(total, "task"), pad_edge=False)
     longest = max(len(r["id"]) for r in rows)
     if longest <= 36:
         table.add_column("id", no_wrap=True, min_width=longest)
@@ -375,7 +392,9 @@ def list_(
     table.add_column("tries", justify="right", no_wrap=True)
     table.add_column("rate", justify="right", no_wrap=True)
     table.add_column("source", ratio=1)
-    table.add_column("tags", ratio=1)
+    # A tag is cut mid-word at no width: the column is at least its longest tag's (up to 20).
+    tags = [len(t) for r in rows for t in r["tags"]]
+    table.add_column("tags", ratio=1, min_width=min(20, max(tags, default=4)))
     flagged = any(r["contaminated"] for r in rows)
     if flagged:
         table.add_column("contam.", no_wrap=True)

@@ -58,10 +58,20 @@ RayOption = Annotated[
 
 
 ActorsOption = Annotated[
-    int, typer.Option(help="With --ray: verifier actors (default: one per node).", min=0)
+    int,
+    typer.Option(
+        help="With --ray: verifier actors (0, the default: one per node).",
+        min=0,
+        show_default=False,
+    ),
 ]
 CoresPerActorOption = Annotated[
-    int, typer.Option(help="With --ray: one actor per this many CPUs of each node.", min=0)
+    int,
+    typer.Option(
+        help="With --ray: one actor per this many CPUs of each node (0: one per node).",
+        min=0,
+        show_default=False,
+    ),
 ]
 IsolationOption = Annotated[
     str | None,
@@ -88,7 +98,9 @@ def choose_isolation(mode: str | None, command: str) -> None:
 GradeOnRayOption = Annotated[
     str | None,
     typer.Option(
-        "--ray", help="Grade on a Ray cluster: its address, or 'local' to start one on loopback."
+        "--ray",
+        help="Grade on a Ray cluster: its address, or 'local' to start one on loopback "
+        "(pip install 'selfplay\\[ray]').",  # \[: not rich markup
     ),
 ]
 
@@ -111,3 +123,8 @@ def ray_session(command: str, address: str | None) -> Iterator[None]:
     finally:
         if joined:
             import_ray().shutdown()
+
+
+def plural(n: int, noun: str) -> str:
+    """`1 task`, `2 tasks`: a summary a user reads should not say "1 tasks"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

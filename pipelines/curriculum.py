@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipelines.common import BankOption, failure, group
+from pipelines.common import BankOption, failure, group, plural
 
 app = group(
     "curriculum", "Schedulers, the difficulty graph and learnability: simulate, show, plot."
@@ -202,7 +202,7 @@ def show(
     from pipelines.console import stdout
 
     stdout.print(
-        f"{data['tasks']} tasks, {data['attempted']} attempted, {data['mastered']} mastered, "
+        f"{plural(data['tasks'], 'task')}, {data['attempted']} attempted, {data['mastered']} mastered, "
         f"{data['frontier_size']} on the frontier; edges: "
         + (", ".join(f"{k} {v}" for k, v in data["edges"].items()) or "none")
     )

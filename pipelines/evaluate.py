@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, RayOption, failure, group, ray_session
+from pipelines.common import BankOption, RayOption, failure, group, plural, ray_session
 
 app = group("eval", "Measure pass@k of a model, graded by the verifier.")
 
@@ -76,7 +76,7 @@ def _finish(report: Any, out: Path, as_json: bool) -> None:
         return
     scores = ", ".join(f"{k} = {v:.3f}" for k, v in report.pass_at_k.items())
     typer.echo(
-        f"{report.benchmark}: {report.problems} problems x {report.samples} samples, "
+        f"{report.benchmark}: {plural(report.problems, 'problem')} x {plural(report.samples, 'sample')}, "
         f"{report.model}: {scores}; completions in {out}"
     )
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, failure
+from pipelines.common import BankOption, failure, plural
 from selfplay.export.select import ExportOptions
 
 FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
@@ -113,7 +113,7 @@ def _print_report(report) -> None:
 
     from pipelines.console import stdout
 
-    table = Table(title=f"{report.format}: {report.tasks} tasks")
+    table = Table(title=f"{report.format}: {plural(report.tasks, 'task')}")
     table.add_column("split")
     table.add_column("rows", justify="right")
     for split, rows in sorted(report.rows.items()):

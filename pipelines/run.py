@@ -18,6 +18,7 @@ from pipelines.common import (
     PrintConfigOption,
     RayOption,
     failure,
+    plural,
     ray_session,
 )
 from selfplay.engine.build import make_run_backend
@@ -115,7 +116,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         bars.show(_summary_table(summary), stdout)
 
     def on_seeds(report: Any) -> None:
-        stderr.print(f"empty bank: imported {report.admitted} bundled seed tasks")
+        stderr.print(f"empty bank: imported {plural(report.admitted, 'bundled seed task')}")
 
     try:
         with ray_session("run", cfg.model.ray or cfg.verifier.ray), make_run_verifier(cfg) as v:
@@ -142,13 +143,13 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     with Bank(store.path) as done:
         count = done.count()
     stderr.print(
-        f"bank {path}: {count} tasks. Where to look next:\n"
+        f"bank {path}: {plural(count, 'task')}. Where to look next:\n"
         f"  # the new tasks\n"
         f"  selfplay bank list --bank {path} --source selfplay --sort newest\n"
         f"  # frontier, learnability\n"
         f"  selfplay curriculum show --bank {path}\n"
-        f"  # one JSON line per round\n"
-        f"  {metrics_path(store, cfg)}",
+        f"  # the last round's figures (one JSON line per round)\n"
+        f"  tail -n 1 {metrics_path(store, cfg)}",
         highlight=False,
         soft_wrap=True,
     )

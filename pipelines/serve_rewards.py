@@ -51,7 +51,11 @@ def serve_rewards(
     memory_mb: Annotated[int, typer.Option(help="Memory limit per row, MiB.", min=16)] = 1024,
     workers: Annotated[
         int,
-        typer.Option(help="Sandboxed workers (with --ray: per actor; default: CPU count).", min=0),
+        typer.Option(
+            help="Sandboxed workers (with --ray: per actor; 0, the default: CPU count).",
+            min=0,
+            show_default=False,
+        ),
     ] = 0,
     actors: ActorsOption = 0,
     cores_per_actor: CoresPerActorOption = 0,

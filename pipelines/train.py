@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, ConfigOption, PrintConfigOption, failure
+from pipelines.common import BankOption, ConfigOption, PrintConfigOption, failure, plural
 
 TRAIN_INSTALL = "pip install 'selfplay[train]'"
 
@@ -104,7 +104,7 @@ def train(
     extra = f", mean reward {reward:.3f}, {result.rollouts} rollouts in the bank" if reward else ""
     resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
     typer.echo(
-        f"trained {result.model_id}: {result.method} on {result.rows} rows, {result.steps} steps"
+        f"trained {result.model_id}: {result.method} on {plural(result.rows, 'row')}, {plural(result.steps, 'step')}"
         f"{resumed}{extra}, {result.seconds:.0f} s\n"
         f"model directory: {result.path}\n"
         f"  selfplay eval bank --model {result.path}\n"

@@ -19,6 +19,7 @@ from pipelines.common import (
     IsolationOption,
     choose_isolation,
     failure,
+    plural,
 )
 from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
 from selfplay.verifier.cluster import RayVerifier
@@ -60,7 +61,9 @@ def verify(
     workers: Annotated[
         int,
         typer.Option(
-            help="Sandboxed worker processes (with --ray: per actor; default: CPU count).", min=0
+            help="Sandboxed worker processes (with --ray: per actor; 0, the default: CPU count).",
+            min=0,
+            show_default=False,
         ),
     ] = 0,
     isolation: IsolationOption = None,
@@ -149,7 +152,13 @@ def _summary(counts: Counter, elapsed: float, retried: int = 0) -> None:
     from pipelines.console import stderr
 
     n = sum(counts.values())
-    table = Table(title=f"{n} rows in {elapsed:.2f} s ({n / max(elapsed, 1e-9):.0f} rows/s)")
+    rate = n / max(elapsed, 1e-9)
+    # A line of its own: as the title of a two-column table it wrapped at the table's width.
+    stderr.print(
+        f"{plural(n, 'row')} in {elapsed:.2f} s ({rate:.{0 if rate >= 10 else 1}f} rows/s)",
+        highlight=False,
+    )
+    table = Table()
     table.add_column("status")
     table.add_column("rows", justify="right")
     for status in ("passed", "failed", "error", "timeout", "memory", "invalid"):
@@ -157,4 +166,4 @@ def _summary(counts: Counter, elapsed: float, retried: int = 0) -> None:
             table.add_row(status, str(counts[status]))
     stderr.print(table)
     if retried:
-        stderr.print(f"{retried} rows were sent again after a Ray actor died")
+        stderr.print(f"{plural(retried, 'row')} sent again after a Ray actor died")

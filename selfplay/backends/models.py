@@ -129,10 +129,11 @@ def resolve_model(spec: str | None = None) -> ModelSource:
         # A bare name that is no alias is nearly always a typo of one; the Hub's own ids have
         # an owner (`Qwen/...`), so asking the network about it only adds a minute of retries.
         close = difflib.get_close_matches(spec.lower(), list(ALIASES), n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ModelNotFound(
-            f"model {spec!r} is {known}, and not in the local Hugging Face cache; {hint}"
-            f"a Hub id has the form owner/name (e.g. Qwen/Qwen2.5-Coder-1.5B-Instruct)"
+            f"model {spec!r} is not one of the aliases ({', '.join(sorted(ALIASES))}), "
+            f"a local path or a Hub id of the form owner/name (such as "
+            f"Qwen/Qwen2.5-Coder-1.5B-Instruct){hint}"
         )
     if hub_offline():
         raise ModelNotFound(

@@ -162,15 +162,19 @@ def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
             progress("train", state.global_step, state.max_steps)  # its clock starts here
 
         def on_step_end(self, args, state, control, **kwargs):
-            progress("train", state.global_step, state.max_steps)
+            # A step that logs is reported by on_log, with its loss: reported here first, the
+            # last step's loss would arrive after the phase had ended, and every other one
+            # a line late.
+            if not control.should_log:
+                progress("train", state.global_step, state.max_steps)
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs and "train_runtime" not in logs:
                 log.append({"step": state.global_step, **logs})
                 # The figures TRL would print at each logging step ride on the bar instead.
                 shown = [f"{k} {logs[k]:.3f}" for k in ("loss", "reward") if k in logs]
-                if shown:
-                    progress("train", state.global_step, state.max_steps, note=", ".join(shown))
+                progress("train", state.global_step, state.max_steps,
+                         note=", ".join(shown) or None)  # fmt: skip
 
     return Report()
 

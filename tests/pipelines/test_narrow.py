@@ -4,6 +4,7 @@ program lines wrapped, every loop column shown, and a listing says when it shows
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -87,7 +88,16 @@ def test_bank_show_wraps_a_long_program_line(seeds_bank):
     assert code == 0, text
     shown = "".join(line.strip() for line in text.splitlines())
     assert LONG.replace(" ", "") in shown.replace(" ", ""), text
-    assert "deterministic True" in " ".join(text.split())  # the facts line is not cut
+    # One fact a line, label and value together.
+    assert re.search(r"^deterministic: +True *$", text, re.M), text
+    assert re.search(r"^kind: +codegen *$", text, re.M), text
+
+
+def test_bank_show_reflows_prose_and_keeps_code_lines():
+    from pipelines.bank import _reflow
+
+    prompt = "Return the sum\nof the list.\n\nFor example:\n>>> f([1, 2])\n3\n"
+    assert _reflow(prompt) == "Return the sum of the list.\n\nFor example:\n>>> f([1, 2])\n3"
 
 
 def test_curriculum_show_keeps_skill_names_and_ids_whole(seeds_bank):

@@ -85,7 +85,7 @@ def test_the_summary_reports_rows_sent_again(monkeypatch):
     import pipelines.console
     from pipelines.verify import _summary
 
-    for retried, expected in ((4, "4 rows were sent again after a Ray actor died"), (0, None)):
+    for retried, expected in ((4, "4 rows sent again after a Ray actor died"), (0, None)):
         out = io.StringIO()
         monkeypatch.setattr(pipelines.console, "stderr", Console(file=out, width=100))
         _summary(Counter(passed=3), 1.0, retried)
