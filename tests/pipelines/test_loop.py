@@ -126,3 +126,12 @@ def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_
     assert loop_steps[1]["train.solver"]["resumed_from"] == 1
     assert loop_steps[1]["done"]["model"] in {m.path for m in models}
     assert first["model"] == loop_steps[1]["done"]["model"]
+
+
+def test_the_readme_quick_config_is_valid_and_short():
+    """`examples/loop-quick.yaml`, the README's first loop, parses under today's schema (a
+    renamed option would make it fail for every new user) and stays a short run."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "loop-quick.yaml"
+    cfg = LoopConfig.model_validate(yaml.safe_load(path.read_text()))
+    assert cfg.iterations == 1 and cfg.solver.max_steps <= 4 and cfg.eval.humaneval_limit == 4
+    assert cfg.run.kinds == ["deduction"] and cfg.run.model.spec == "bundled"
