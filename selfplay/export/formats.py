@@ -163,12 +163,21 @@ class SftExporter(Exporter):
         "TRL computes the loss on the completion only"
     )
 
+    def __init__(self, references: bool = True) -> None:
+        super().__init__()
+        # Without references the rows are the solver's own passing attempts only (expert
+        # iteration); they are left out before the dedup below, or an attempt that gives the
+        # reference's very answer (most right answers to a value task) would go with them.
+        self.references = references
+
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         attempts = _attempts(bank, [item.task.id for item in items])
         rows = []
         for item in items:
             prompt = kinds.chat(item.task)
-            solutions = [("reference", "reference", kinds.reference_answer(item.task))]
+            solutions = []
+            if self.references:
+                solutions.append(("reference", "reference", kinds.reference_answer(item.task)))
             solutions += [
                 ("attempt", solver, as_response(answer))
                 for solver, answer, passed in attempts.get(item.task.id, [])

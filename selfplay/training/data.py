@@ -72,8 +72,7 @@ def sft_rows(bank: Bank, items: list[Item], references: bool = True) -> list[dic
             "task_id": row["task_id"],
             "origin": row["origin"],
         }
-        for row in SftExporter().rows(items, bank)
-        if references or row["origin"] != "reference"
+        for row in SftExporter(references=references).rows(items, bank)
     ]
     if not rows:
         raise TrainDataError(
