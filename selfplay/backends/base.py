@@ -113,6 +113,16 @@ class GenerationStats:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+def engine_name(backend: Backend) -> str:
+    """The engine that generates for `backend`: the one `auto` chose once loaded, the
+    engine a Ray backend runs, else the backend's own name."""
+    chosen = getattr(backend, "chosen", None)  # AutoBackend, once loaded
+    if chosen:
+        return chosen
+    engine = getattr(backend, "engine", None)  # RayBackend: the engine its actors run
+    return engine if isinstance(engine, str) else backend.name
+
+
 def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     """Cut `text` before the earliest stop string; say whether one was found."""
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)

