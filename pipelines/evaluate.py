@@ -16,7 +16,11 @@ ModelOption = Annotated[
     str, typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id.")
 ]
 BackendOption = Annotated[
-    str, typer.Option(help="Backend: transformers, vllm, openai or scripted.")
+    str,
+    typer.Option(
+        help="Backend: auto (vllm where it runs, else transformers), transformers, vllm, "
+        "openai or scripted."
+    ),
 ]
 SamplesOption = Annotated[int, typer.Option(help="Completions per problem.", min=1)]
 TemperatureOption = Annotated[
@@ -45,7 +49,7 @@ def _backend(name: str, model: str, quantize: str, ray: str | None = None) -> An
     from selfplay.config import ModelConfig, RunConfig
     from selfplay.engine.build import make_run_backend
 
-    if quantize != "auto" and name != "transformers":
+    if quantize != "auto" and name not in ("transformers", "auto"):
         raise _fail(f"--quantize applies to the transformers backend only, not to {name}.")
     # Built unvalidated: the backends' factory refuses a bad backend name or quantize mode
     # with its own sentence ('unknown backend ...'), the one this command has always shown.
@@ -108,7 +112,7 @@ def _run(evaluate, backend: Any, workers: int, ray: str | None = None) -> Any:
 @app.command()
 def humaneval(
     model: ModelOption = "bundled",
-    backend: BackendOption = "transformers",
+    backend: BackendOption = "auto",
     samples: SamplesOption = 1,
     temperature: TemperatureOption = None,
     max_new_tokens: TokensOption = 384,
@@ -144,7 +148,7 @@ def bank(
     test_fraction: Annotated[float, typer.Option(help="As in selfplay export.")] = 0.1,
     seed: Annotated[int, typer.Option(help="As in selfplay export.")] = 0,
     model: ModelOption = "bundled",
-    backend: BackendOption = "transformers",
+    backend: BackendOption = "auto",
     samples: SamplesOption = 1,
     temperature: TemperatureOption = None,
     max_new_tokens: TokensOption = 512,

@@ -109,7 +109,7 @@ def loop(
         raise _fail(e) from None
     from pipelines.train import check_model, check_train_dependencies
 
-    if cfg.run.model.backend in ("transformers", "vllm"):
+    if cfg.run.model.backend in ("auto", "transformers", "vllm"):
         check_model(cfg.run.model.spec, "loop")
     check_train_dependencies("loop")
     rows, store_path = _run(cfg, bank)

@@ -64,7 +64,10 @@ def run(
     ] = None,
     backend: Annotated[
         str | None,
-        typer.Option(help="Backend: transformers (default), vllm, openai or scripted."),
+        typer.Option(
+            help="Backend: auto (default: vllm where it runs, else transformers), transformers, "
+            "vllm, openai or scripted."
+        ),
     ] = None,
     ray: RayOption = None,
     print_config: PrintConfigOption = False,

@@ -19,8 +19,12 @@ def serve(
         str, typer.Option(help="Model: 'bundled', a .gguf file, a model directory or a Hub id.")
     ] = "bundled",
     backend: Annotated[
-        str, typer.Option(help="Backend serving it: transformers, vllm, openai or scripted.")
-    ] = "transformers",
+        str,
+        typer.Option(
+            help="Backend serving it: auto (vllm where it runs, else transformers), "
+            "transformers, vllm, openai or scripted."
+        ),
+    ] = "auto",
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = (
         "127.0.0.1"
     ),

@@ -30,10 +30,18 @@ class ModelConfig(BaseModel):
         description="model: 'bundled' (Qwen2.5-Coder-0.5B-Instruct), a .gguf file, a model "
         "directory, a Hugging Face Hub id, or a served model name for 'openai'",
     )
-    backend: Literal["transformers", "vllm", "openai", "scripted"] = Field(
-        "transformers", description="model backend; 'scripted' replays canned completions"
+    backend: Literal["auto", "transformers", "vllm", "openai", "scripted"] = Field(
+        "auto",
+        description="model backend; 'auto' = vllm where it runs (its CPU build or a GPU), "
+        "else transformers; 'scripted' replays canned completions",
     )
     batch_size: int = Field(8, ge=1, description="sequences generated together (transformers)")
+    threads: int | None = Field(
+        None,
+        ge=1,
+        description="CPU cores for the model (null: the backend's own choice; vllm keeps one "
+        "core for its engine process)",
+    )
     # 'auto' leaves the choice to the backend (float32 on CPUs without native bf16, where the
     # long prompt pass of self-play ran 2.3x slower in bf16).
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
@@ -63,7 +71,12 @@ class ProposerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    proposals_per_kind: int = Field(3, ge=1, description="programs sampled per task kind per round")
+    proposals_per_kind: int | None = Field(
+        None,
+        ge=1,
+        description="programs sampled per task kind per round (null: 3 on the transformers "
+        "backend, 12 on vllm, whose batches cost little more; docs/self-play.md)",
+    )
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
     inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature of both generations")

@@ -137,6 +137,11 @@ class TrainConfig(BaseModel):
         "or the solver's gain on the probe set after training on its round's tasks)",
     )
     verifier_workers: int = Field(2, ge=1, description="sandboxed workers grading rollouts")
+    generation_backend: Literal["auto", "transformers", "vllm"] = Field(
+        "auto",
+        description="engine of generation outside the trainer (GRPO's warm-up): 'auto' = vllm "
+        "where it runs (its CPU build too), else transformers",
+    )
 
     @field_validator("grpo")
     @classmethod

@@ -18,10 +18,18 @@ def make_run_backend(config: RunConfig) -> Any:
 
     m = config.model
     options = dict(m.options)
-    if m.backend == "transformers":
-        options.setdefault("batch_size", m.batch_size)
-        options.setdefault("dtype", m.dtype)
-        options.setdefault("quantize", m.quantize)
+    if m.backend in ("transformers", "auto"):
+        own = {"batch_size": m.batch_size, "dtype": m.dtype, "quantize": m.quantize}
+        if m.threads:
+            own["threads"] = m.threads
+        if m.backend == "auto":  # each engine gets its own options
+            vllm = {"threads": m.threads} if m.threads else {}
+            options = {"transformers": own | options.pop("transformers", {}),
+                       "vllm": vllm | options.pop("vllm", {}), **options}  # fmt: skip
+        else:
+            options = own | options
+    if m.backend == "vllm" and m.threads:
+        options.setdefault("threads", m.threads)
     if m.backend == "openai" and m.base_url:
         options.setdefault("base_url", m.base_url)
     if m.ray:

@@ -58,6 +58,7 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
     """Attempts at the training tasks the policy's line never tried (`selfplay.solver.warmup`),
     made by the starting model before the trainer loads it, so the first pick is informed."""
     from selfplay.backends import make_backend
+    from selfplay.backends.base import engine_name
     from selfplay.backends.models import model_label
     from selfplay.config import SolverConfig
     from selfplay.solver import Solver
@@ -75,12 +76,17 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
         max_new_tokens=max(budget, 8),
         literal_max_new_tokens=max(budget, 4),
     )
-    backend_name = "vllm" if _use_vllm(config, cuda) else "transformers"
+    # The warm-up is plain generation: vLLM where it runs (its CPU build too), else
+    # transformers, whatever GRPO's own rollouts use.
+    backend_name = "vllm" if _use_vllm(config, cuda) else config.generation_backend
     with make_backend(backend_name, config.model) as backend:
         solver = Solver(backend, verifier, solver_config, name=model_label(config.model),
                         seed=config.seed)  # fmt: skip
         report = warm_up(bank, solver, tasks, solvers=line, untried=untried)
-    return {k: getattr(report, k) for k in ("warmed", "attempts", "solved_some", "seconds")}
+        engine = engine_name(backend)
+    return {k: getattr(report, k) for k in ("warmed", "attempts", "solved_some", "seconds")} | {
+        "engine": engine
+    }
 
 
 def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:

@@ -24,7 +24,7 @@ CONFIG = {
     "iterations": 1,
     "run": {
         "kinds": ["deduction"],
-        "model": {"spec": "smollm2-135m"},
+        "model": {"spec": "smollm2-135m", "backend": "transformers"},
         "proposer": {"proposals_per_kind": 2, "max_new_tokens": 96, "input_max_new_tokens": 32},
         "solver": {"tasks": 2, "samples": 2, "max_new_tokens": 64, "literal_max_new_tokens": 24},
     },

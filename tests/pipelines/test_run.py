@@ -20,6 +20,7 @@ import yaml
 from selfplay_cli import one_sentence_error, run_cli
 from small_bank import small_bank
 
+from selfplay.backends.auto import vllm_blocker
 from selfplay.config import RunConfig
 from task_bank.store import Bank
 
@@ -275,10 +276,12 @@ def test_sigkill_at_any_point_then_resume(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_round_with_the_real_bundled_model(tmp_path):
+@pytest.mark.parametrize("backend", ["transformers", "auto"])
+def test_a_round_with_the_real_bundled_model(tmp_path, backend):
     """The real path: the bundled model on CPU proposes, the verifier and admission judge, the
     model solves. Tiny counts (one proposal, one attempt per task) keep it to minutes on two
-    busy cores."""
+    busy cores. `auto` runs vLLM's CPU build where it can run (CI installs it), and says so
+    in one line; elsewhere it says why it took the transformers backend."""
     config = tmp_path / "c.yaml"
     config.write_text(
         "kinds: [deduction]\n"
@@ -288,8 +291,15 @@ def test_a_round_with_the_real_bundled_model(tmp_path):
     )
     bank = tmp_path / "b.db"
     small_bank(bank)
-    res = selfplay("--bank", str(bank), "--config", str(config), timeout=590)
+    res = selfplay("--bank", str(bank), "--config", str(config), "--backend", backend, timeout=590)
     assert res.returncode == 0, res.stderr
+    if backend == "auto":
+        blocker = vllm_blocker()
+        said = [line for line in res.stderr.splitlines() if line.startswith("backend: ")]
+        if blocker is None:
+            assert len(said) == 1 and said[0].startswith("backend: vllm (vLLM runs on this ")
+        else:
+            assert said == [f"backend: transformers ({blocker})"]
     (metrics,) = map(json.loads, (tmp_path / "b.metrics.jsonl").read_text().splitlines())
     assert metrics["proposed"] == 1
     assert metrics["proposed"] == metrics["admitted"] + sum(metrics["rejected"].values())

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from selfplay_cli import cli_command, one_sentence_error, run_cli
 
+from selfplay.backends.auto import vllm_blocker
 from selfplay.config import TrainConfig
 from task_bank.store import Bank
 
@@ -124,18 +125,21 @@ def test_killed_training_resumes_and_its_model_serves_eval_and_run(bank_file, tm
         [record] = bank.models()
     assert record.id == result["model_id"] and record.status == "done" and record.steps == 4
 
-    # The directory is a model: eval and a self-play round load it and name it by its bank id.
+    # The directory is a model: eval (vLLM where it runs: the merged weights are what it
+    # serves) and a self-play round load it and name it by its bank id.
     res = cli("eval", "bank", "--bank", str(bank_file), "--model", str(out), "--split", "test",
               "--test-fraction", "0.03", "--max-new-tokens", "24", "--json")  # fmt: skip
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["model"] == str(out) and report["problems"] >= 1, report
+    engine = "vllm" if vllm_blocker() is None else "transformers"
+    assert f"backend: {engine} (" in res.stderr
     run_config = tmp_path / "run.yaml"
     run_config.write_text(
         yaml.safe_dump(
             {
                 "kinds": ["deduction"],
-                "model": {"spec": str(out)},
+                "model": {"spec": str(out), "backend": "transformers"},
                 "proposer": {
                     "proposals_per_kind": 1,
                     "max_new_tokens": 48,

@@ -10,6 +10,7 @@ for _module in ("torch", "trl", "peft"):
 from curricula import register_scheduler  # noqa: E402
 from curricula.schedulers import Uniform  # noqa: E402
 from selfplay.backends import Sampling, make_backend  # noqa: E402
+from selfplay.backends.auto import vllm_blocker  # noqa: E402
 from selfplay.backends.models import model_label  # noqa: E402
 from selfplay.config import TrainConfig  # noqa: E402
 from selfplay.evaluate import evaluate_bank  # noqa: E402
@@ -94,6 +95,8 @@ def test_grpo_asks_the_scheduler_for_each_batch_and_records_every_rollout(bank_f
     # warm-up), so the scheduler never chose blind.
     warmup = record.data["warmup"]
     assert warmup["warmed"] == record.data["tasks"] and warmup["attempts"] == 2 * warmup["warmed"]
+    # The warm-up is plain generation: vLLM's CPU build where it runs (CI installs it).
+    assert warmup["engine"] == ("vllm" if vllm_blocker() is None else "transformers")
     assert 0 < record.data["tasks"] <= tasks and (warm["attempts"] > 0).sum() >= warmup["warmed"]
     # The scheduler sees the policy's own line only (other solvers' attempts are not its
     # record), and its rollouts as they arrive (the loader fetches one batch ahead).
