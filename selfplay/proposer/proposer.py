@@ -30,7 +30,7 @@ from task_bank.training import Proposal
 ENTRY_POINT = "f"
 SOURCE = "selfplay"
 PROPOSALS_DEFAULT = 3  # programs per kind and round, when the config leaves it to the engine
-PROPOSALS_VLLM = 12
+PROPOSALS_VLLM = 32
 
 Progress = Callable[[str, int, int], None]
 
@@ -88,9 +88,10 @@ class Proposer:
         self.progress = progress or (lambda phase, done, total: None)
 
     def count(self) -> int:
-        """Programs to sample per kind: the config's, else what the engine makes cheaply
-        (vLLM samples 12 of one prompt in about the time the transformers backend takes
-        for 3; the engine is known once the model loaded)."""
+        """Programs to sample per kind: the config's, else what keeps the default round near
+        5 minutes on 2 cores with this engine (the round with 3 a kind took 274 s on the
+        transformers backend and 110 s on vLLM; docs/self-play.md). The engine is known once
+        the model loaded."""
         if self.config.proposals_per_kind is not None:
             return self.config.proposals_per_kind
         self.backend.load()

@@ -182,3 +182,21 @@ def test_rejections_are_recorded_in_the_bank(admission, bank, propose):
     propose(admission, ["x):\n    return (x\n", "x):\n    return object()\n"])
     counts = bank.rejection_counts()
     assert counts.get("unparseable") == 1 and counts.get("output_not_plain_data") == 1
+
+
+def test_the_number_of_programs_follows_the_engine_unless_the_config_says(admission):
+    from selfplay.backends.auto import AutoBackend
+    from selfplay.backends.scripted import ScriptedBackend
+    from selfplay.proposer.proposer import PROPOSALS_DEFAULT, PROPOSALS_VLLM
+
+    transformers_like = ScriptedBackend(script=["x"])
+    assert Proposer(transformers_like, admission).count() == PROPOSALS_DEFAULT
+
+    class ChoseVLLM(AutoBackend):  # auto after it chose vLLM, without loading a model
+        def _load(self):
+            self.chosen = "vllm"
+
+    vllm_like = ChoseVLLM("smollm2-135m")
+    assert Proposer(vllm_like, admission).count() == PROPOSALS_VLLM > PROPOSALS_DEFAULT
+    fixed = Proposer(vllm_like, admission, ProposerConfig(proposals_per_kind=5))
+    assert fixed.count() == 5
