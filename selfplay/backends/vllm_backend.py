@@ -29,6 +29,7 @@ from selfplay.backends.base import (
     ModelNotFound,
     Prompt,
     Sampling,
+    first_line,
     render_chat,
 )
 from selfplay.backends.models import DEFAULT_MODEL, local_model_dir, resolve_model
@@ -95,13 +96,9 @@ class VLLMBackend(Backend):
         self.tokenizer: Any = None
 
     def _load(self) -> None:
-        if self.cpu:
-            from selfplay.backends import vllm_cpu
-
-            vllm_cpu.apply(vllm_cpu.environment(self.threads))
-            vllm_cpu.install()  # the engine runs in this process: its sampler is built here
         # vLLM logs every engine setting, its deprecations and a bar per weight file; the
-        # user sees selfplay's own progress and vLLM's errors instead.
+        # user sees selfplay's own progress and vLLM's errors instead (set before any vLLM
+        # module is imported, the CPU sampler's included).
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
         logging.getLogger("vllm").setLevel(logging.ERROR)
         # GGUF specs are converted to a safetensors directory first, as for transformers.
@@ -109,13 +106,18 @@ class VLLMBackend(Backend):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
+            if self.cpu:
+                from selfplay.backends import vllm_cpu
+
+                vllm_cpu.apply(vllm_cpu.environment(self.threads))
+                vllm_cpu.install()  # the engine runs in this process: its sampler is made here
             from vllm import LLM  # an import that fails here is vLLM's, not the model's
 
             try:
                 self.llm = LLM(model=path, **self.llm_args)
             except Exception as exc:  # vLLM raises many types; the user gets one sentence
                 raise ModelNotFound(
-                    f"vLLM could not load model {self.model!r}: {_first_line(exc)}"
+                    f"vLLM could not load model {self.model!r}: {first_line(exc)}"
                 ) from exc
         self.tokenizer = self.llm.get_tokenizer()
 
@@ -165,7 +167,7 @@ class VLLMBackend(Backend):
         try:
             outputs = self.llm.generate(inputs, params, use_tqdm=False)
         except ValueError as exc:  # a prompt longer than the model's context, for one
-            raise BackendError(f"vLLM refused the request: {_first_line(exc)}") from exc
+            raise BackendError(f"vLLM refused the request: {first_line(exc)}") from exc
         return [  # one RequestOutput per prompt, in input order
             [
                 Completion(
@@ -191,8 +193,3 @@ def _lacks_native_bf16() -> bool:
 
     flags = cpu_flags()
     return "avx2" in flags and "avx512_bf16" not in flags  # an x86 CPU (flags as Linux names them)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from selfplay.backends import auto, make_backend
+from selfplay.backends import BackendError, auto, make_backend
 from selfplay.backends.auto import AutoBackend, isa, vllm_blocker
 from selfplay.backends.models import ModelNotFound
 
@@ -56,3 +56,8 @@ def test_a_vllm_that_cannot_start_falls_back_to_transformers_in_one_line(monkeyp
         [[c]] = backend.generate([Prompt.user("Hi")], sampling=Sampling(max_new_tokens=2))
     assert c.tokens >= 1 and backend.chosen == "transformers"
     assert said == ["backend: transformers (vLLM did not start: built for another machine)"]
+
+
+def test_a_bad_option_of_the_fallback_fails_before_anything_loads():
+    with pytest.raises(BackendError, match="quantize must be one of"):
+        make_backend("auto", "smollm2-135m", transformers={"quantize": "int4"})
