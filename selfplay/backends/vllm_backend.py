@@ -189,7 +189,6 @@ class VLLMBackend(Backend):
 
 
 def _lacks_native_bf16() -> bool:
-    from selfplay.backends.auto import cpu_flags
+    from selfplay.backends.auto import isa
 
-    flags = cpu_flags()
-    return "avx2" in flags and "avx512_bf16" not in flags  # an x86 CPU (flags as Linux names them)
+    return isa() in ("AVX2", "AVX512")  # an x86 CPU whose best kernels have no native bf16

@@ -26,13 +26,12 @@ import os
 from typing import Any
 
 CANDIDATES = 256  # logits per row among which the nucleus is looked for first
-EXTENSION = "selfplay.backends.vllm_cpu.SelfplayWorker"
 KV_CACHE_GIB = 4  # default KV cache (VLLM_CPU_KVCACHE_SPACE): 349,440 tokens of the 0.5B model
 
 _calls = {"fast": 0, "fallback": 0}
 
 
-def sample(logits: Any, k: Any, p: Any) -> Any:
+def sample(logits: Any, p: Any) -> Any:
     """Token ids drawn from softmax(logits) restricted to each row's top-p nucleus.
 
     `logits` is float [B, V] with temperature applied; `p` a [B] tensor or None. vLLM's
@@ -90,7 +89,7 @@ def _forward_cpu(self: Any, logits: Any, generators: Any, k: Any, p: Any) -> Any
     # Per-request generators, top-k and processed logprobs keep vLLM's own path.
     if generators or k is not None or self.logprobs_mode.startswith("processed"):
         return _ORIGINAL(self, logits, generators, k, p)
-    return sample(logits, k, p), None
+    return sample(logits, p), None
 
 
 _ORIGINAL: Any = None

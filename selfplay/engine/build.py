@@ -18,18 +18,15 @@ def make_run_backend(config: RunConfig) -> Any:
 
     m = config.model
     options = dict(m.options)
-    if m.backend in ("transformers", "auto"):
-        own = {"batch_size": m.batch_size, "dtype": m.dtype, "quantize": m.quantize}
-        if m.threads:
-            own["threads"] = m.threads
-        if m.backend == "auto":  # each engine gets its own options
-            vllm = {"threads": m.threads} if m.threads else {}
-            options = {"transformers": own | options.pop("transformers", {}),
-                       "vllm": vllm | options.pop("vllm", {}), **options}  # fmt: skip
-        else:
-            options = own | options
-    if m.backend == "vllm" and m.threads:
-        options.setdefault("threads", m.threads)
+    cores = {"threads": m.threads} if m.threads else {}
+    transformers = {"batch_size": m.batch_size, "dtype": m.dtype, "quantize": m.quantize} | cores
+    if m.backend == "transformers":
+        options = transformers | options
+    elif m.backend == "vllm":
+        options = cores | options
+    elif m.backend == "auto":  # each engine gets its own options
+        options = {"transformers": transformers | options.pop("transformers", {}),
+                   "vllm": cores | options.pop("vllm", {}), **options}  # fmt: skip
     if m.backend == "openai" and m.base_url:
         options.setdefault("base_url", m.base_url)
     if m.ray:

@@ -46,7 +46,7 @@ def test_draws_follow_the_renormalised_nucleus():
 
     torch.manual_seed(0)
     logits = torch.tensor([[3.0, 2.0, 1.0, 0.0, -1.0] + [-20.0] * 400])
-    draws = sample(logits.repeat(20000, 1), None, torch.full((20000,), 0.9))
+    draws = sample(logits.repeat(20000, 1), torch.full((20000,), 0.9))
     probs = logits.softmax(-1)[0]
     # Nucleus at 0.9: the tokens whose more likely mass is below 0.9 (here the first three).
     expected = probs[:3] / probs[:3].sum()
@@ -62,7 +62,7 @@ def test_without_top_p_every_token_can_be_drawn():
 
     torch.manual_seed(1)
     logits = torch.zeros(30000, 4)
-    counts = torch.bincount(sample(logits, None, None), minlength=4).float() / 30000
+    counts = torch.bincount(sample(logits, None), minlength=4).float() / 30000
     assert torch.allclose(counts, torch.full((4,), 0.25), atol=0.015)
 
 
@@ -76,7 +76,7 @@ def test_a_flat_row_falls_back_to_vllms_sort_and_stays_in_its_nucleus():
     logits = _logits(8, 3000, 3)[4:]  # flat rows: 256 candidates hold < 0.95 of the mass
     p = torch.full((4,), 0.95)
     before = vllm_cpu._calls["fallback"]
-    draws = vllm_cpu.sample(logits.clone(), None, p)
+    draws = vllm_cpu.sample(logits.clone(), p)
     assert vllm_cpu._calls["fallback"] - before == 4
     allowed = torch.isfinite(apply_top_k_top_p_pytorch(logits.clone(), None, p))
     assert all(allowed[r, draws[r]] for r in range(4))
