@@ -74,8 +74,15 @@ class ProposerConfig(BaseModel):
     proposals_per_kind: int | None = Field(
         None,
         ge=1,
-        description="programs sampled per task kind per round (null: 3 on the transformers "
-        "backend, 32 on vllm, whose batches cost little more; docs/self-play.md)",
+        description="programs sampled per task kind per round, in one wave (null: waves of 3 "
+        "a kind on the transformers backend, 32 on vllm, until budget_s is spent; "
+        "docs/self-play.md)",
+    )
+    budget_s: float = Field(
+        180.0,
+        gt=0,
+        description="seconds of proposing per round when proposals_per_kind is null: another "
+        "wave starts while the time spent plus the last wave's fits",
     )
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
     inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")

@@ -1,6 +1,7 @@
 """`SelfPlay.run`: the round loop of proposer, verifier, bank and solver, resumable.
 
-A round is a fixed list of steps: one `propose.<kind>` step per task kind, then `solve`
+A round is a fixed list of steps: one `propose.<kind>` step per task kind (their programs
+and inputs generated together, each kind admitted and committed on its own), then `solve`
 (the round's new tasks plus the curriculum's picks, in chunks), then `rewards`, then
 the summary. Every step commits its result to the bank before the next starts: admitted
 tasks in admission's transaction, a chunk's attempts in one transaction, a step's report
@@ -198,9 +199,9 @@ class SelfPlay:
 
     def _round(self, round_id: int) -> RoundSummary:
         self._graph = None
-        for n, kind in enumerate(self.config.kinds):
-            if self._done(round_id, f"propose.{kind}") is None:
-                self._propose(round_id, n, kind)
+        todo = [k for k in self.config.kinds if self._done(round_id, f"propose.{k}") is None]
+        if todo:
+            self._propose(round_id, todo)
         if self._done(round_id, "solve") is None:
             self._solve(round_id)
         if self._done(round_id, "rewards") is None:
@@ -212,33 +213,61 @@ class SelfPlay:
 
     # ---- steps ----------------------------------------------------------------------
 
-    def _propose(self, round_id: int, n: int, kind: str) -> None:
+    def _propose(self, round_id: int, kinds: list[str]) -> None:
+        """Waves of proposals until the proposing budget is spent (one wave when the config
+        fixes the count). In a wave the programs and inputs of every kind are generated
+        together and each kind is admitted on its own; the wave's reports are committed
+        before the next starts, so a kill loses one wave at most."""
         c = self.config
-        stats = self._stats(round_id, kind)
-        picked = self._select(stats, c.proposer.references, c.seed + 7919 * round_id + n)
-        references = [t for t in (self.bank.get(i) for i in picked) if t is not None]
-        # A step redone after a kill samples afresh: with the killed try's seed it would
+        state = self._done(round_id, "propose.waves") or {"waves": 0, "seconds": 0.0}
+        reports: dict[str, dict[str, Any]] = state.setdefault("reports", {})
+        fixed = c.proposer.proposals_per_kind is not None
+        # A wave redone after a kill samples afresh: with the killed try's seed it would
         # propose the same tasks again, which admission would count as duplicates.
-        tries = (self._done(round_id, f"propose.{kind}.tries") or {}).get("tries", 0)
-        self._commit(round_id, f"propose.{kind}.tries", {"tries": tries + 1})
+        tries = (self._done(round_id, "propose.tries") or {}).get("tries", 0)
+        self._commit(round_id, "propose.tries", {"tries": tries + 1})
+        while not state["waves"] or not (
+            fixed or state["seconds"] + state["last"] > c.proposer.budget_s
+        ):
+            started = time.perf_counter()
+            self._wave(round_id, kinds, state["waves"], tries, reports)
+            state["last"] = time.perf_counter() - started
+            state["waves"] += 1
+            state["seconds"] += state["last"]
+            self._commit(round_id, "propose.waves", state)
+        for kind in kinds:
+            self._commit(round_id, f"propose.{kind}", reports[kind] | {"waves": state["waves"]})
+
+    def _wave(
+        self, round_id: int, kinds: list[str], wave: int, tries: int, reports: dict[str, Any]
+    ) -> None:
+        c = self.config
+        requests = {}
+        for kind in kinds:
+            n = c.kinds.index(kind)
+            stats = self._stats(round_id, kind)
+            seed = c.seed + 7919 * round_id + n + 131 * wave
+            picked = self._select(stats, c.proposer.references, seed)
+            requests[kind] = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         proposer = Proposer(
             self.backend,
             self.admission,
             c.proposer,
-            seed=c.seed + 1000 * round_id + 100 * tries + n,
+            seed=c.seed + 1000 * round_id + 100 * tries + wave,
             progress=self.progress,
         )
         gen0 = self.backend.stats.seconds
-        report = proposer.propose(kind, references, round_id)
-        # Items numbered per try, so a redone step adds its proposals beside the killed try's.
-        for p in report.proposals:
-            p.item += 1000 * tries
-        self.bank.add_proposals(report.proposals)
-        self._commit(
-            round_id,
-            f"propose.{kind}",
-            report.to_dict() | {"gen_seconds": self.backend.stats.seconds - gen0},
-        )
+        # Proposal items count on across waves, and a redone try's start past the killed one's.
+        first = {k: 100_000 * tries + reports.get(k, {}).get("proposed", 0) for k in kinds}
+        drafts = proposer.write(requests, round_id, first=first)
+        gen_seconds = self.backend.stats.seconds - gen0
+        total = sum(len(d.candidates) for d in drafts.values()) or 1
+        for kind, draft in drafts.items():
+            judged = proposer.judge(draft)
+            self.bank.add_proposals(judged.proposals)
+            report = judged.to_dict()
+            report["gen_seconds"] = gen_seconds * len(draft.candidates) / total
+            reports[kind] = _add_reports(reports.get(kind), report)
 
     def _new_ids(self, round_id: int) -> list[str]:
         return self.bank.new_task_ids(round_id, SOURCE)
@@ -350,6 +379,23 @@ class SelfPlay:
         row = {"bank": str(self.bank.path), "time": time.time(), **summary.to_dict()}
         with path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
+
+
+def _add_reports(before: dict[str, Any] | None, wave: dict[str, Any]) -> dict[str, Any]:
+    """One kind's step report over the waves so far."""
+    if before is None:
+        return wave
+    rejected = Counter(before["rejected"]) + Counter(wave["rejected"])
+    return {
+        "kind": wave["kind"],
+        "proposed": before["proposed"] + wave["proposed"],
+        "admitted_ids": before["admitted_ids"] + wave["admitted_ids"],
+        "flagged": before["flagged"] + wave["flagged"],
+        "rejected": dict(rejected.most_common()),
+        "tokens": before["tokens"] + wave["tokens"],
+        "seconds": round(before["seconds"] + wave["seconds"], 3),
+        "gen_seconds": before["gen_seconds"] + wave["gen_seconds"],
+    }
 
 
 def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, Any]]:

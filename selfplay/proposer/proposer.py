@@ -4,6 +4,8 @@ One proposal takes two generations, both with a prefilled code fence: first a pr
 `f` (shown K reference tasks from the bank), then, in a separate prompt that shows only
 that program, a few calls of `f` with literal arguments. A small model writes a program
 readily but rarely adds the input block in the same answer; asked separately, it does.
+`write` makes each generation one call for every kind of the round (a batch engine's step
+costs about the same for 3 sequences as for 48); `judge` admits one kind's draft.
 The proposer only generates and parses: every check, both runs of the program and the
 write are admission's (`selfplay.admission`), and outputs and tests are always computed
 by the verifier, never taken from the model.
@@ -19,7 +21,7 @@ from typing import Any
 
 from selfplay import kinds
 from selfplay.admission import Admission, Candidate
-from selfplay.backends.base import Backend, Sampling, engine_name
+from selfplay.backends.base import Backend, Prompt, Sampling, engine_name
 from selfplay.backends.models import model_label
 from selfplay.config import ProposerConfig
 from selfplay.prompts import render
@@ -60,6 +62,20 @@ class ProposalReport:
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
         }
+
+
+@dataclass(slots=True)
+class Draft:
+    """One kind's programs as written, before admission: the candidates, each with the
+    prompt and assistant turn that produced it, and its share of the generation's cost."""
+
+    kind: str
+    round_id: int | None
+    first: int = 0  # the number of its first proposal
+    candidates: list[Candidate] = field(default_factory=list)
+    written: list[tuple[list[dict[str, str]], str]] = field(default_factory=list)
+    tokens: int = 0
+    seconds: float = 0.0
 
 
 def _show_reference(task: Task, limit: int) -> str:
@@ -109,12 +125,40 @@ class Proposer:
         )
 
     def propose(self, kind: str, references: list[Task], round_id: int | None) -> ProposalReport:
-        """Sample `proposals_per_kind` tasks of `kind` and admit the ones that pass every check."""
-        report = ProposalReport(kind)
+        """Sample `count()` tasks of `kind` and admit the ones that pass every check."""
+        return self.judge(self.write({kind: references}, round_id)[kind])
+
+    def write(
+        self,
+        requests: dict[str, list[Task]],
+        round_id: int | None,
+        *,
+        first: dict[str, int] | None = None,
+    ) -> dict[str, Draft]:
+        """Every kind's programs in one generation call, then every surviving program's
+        inputs in a second: a batch engine's step costs about the same for 3 sequences as
+        for 48 (docs/models.md), so four kinds asked one after another cost four times the
+        steps of four asked together. Nothing is admitted here; `judge` does that per kind.
+        `first` numbers each kind's proposals on from an earlier wave's."""
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
-        candidates, written = self._programs(kind, references, round_id)
-        report.proposed = len(candidates)
-        self._inputs(kind, [c for c in candidates if c.alive])
+        drafts = self._programs(requests, round_id, first or {})
+        self._inputs([c for d in drafts.values() for c in d.candidates if c.alive])
+        # A shared generation's time and tokens are charged to each kind by its share of
+        # the sequences, so the per-kind step reports still add up to the round's.
+        total = sum(len(d.candidates) for d in drafts.values()) or 1
+        seconds = time.perf_counter() - started
+        tokens = self.backend.stats.tokens - tokens0
+        for d in drafts.values():
+            d.seconds = seconds * len(d.candidates) / total
+            d.tokens = round(tokens * len(d.candidates) / total)
+        return drafts
+
+    def judge(self, draft: Draft) -> ProposalReport:
+        """Admission's verdict on one kind's draft: admitted, flagged or rejected by reason,
+        each program kept with its prompt and outcome as the proposer's training data."""
+        kind, candidates = draft.kind, draft.candidates
+        report = ProposalReport(kind, proposed=len(candidates), tokens=draft.tokens)
+        started = time.perf_counter()
         admitted = self.admission.admit(
             candidates, progress=lambda phase, d, t: self.progress(f"{phase} {kind}", d, t)
         )
@@ -123,55 +167,61 @@ class Proposer:
         report.flagged = len(flagged)
         report.rejected = admitted.rejected
         model = model_label(self.backend.model)
-        report.proposals = []
-        for index, (cand, (prompt, text)) in enumerate(zip(candidates, written, strict=True)):
+        pairs = zip(candidates, draft.written, strict=True)
+        for index, (cand, (prompt, text)) in enumerate(pairs, start=draft.first):
             outcome = admitted.outcomes.get(cand.item, "unknown")
             task_id = admitted.task_ids.get(cand.item) if outcome == "admitted" else None
             report.proposals.append(
-                Proposal(round_id, kind, index, prompt, text, outcome, task_id, model)
+                Proposal(draft.round_id, kind, index, prompt, text, outcome, task_id, model)
             )
-        report.tokens = self.backend.stats.tokens - tokens0
-        report.seconds = time.perf_counter() - started
+        report.seconds = draft.seconds + time.perf_counter() - started
         return report
 
-    def _programs(
-        self, kind: str, references: list[Task], round_id: int | None
-    ) -> tuple[list[Candidate], list[tuple[list[dict[str, str]], str]]]:
-        """One candidate per program written (with the assistant turn as the model wrote
-        it, prefill included, for proposer training); admission screens each program."""
-        c = self.config
+    def _prompt(self, kind: str, references: list[Task]) -> Prompt:
         shown = "\n\n".join(
-            f"Puzzle {i + 1}:\n{_show_reference(t, c.reference_chars)}"
+            f"Puzzle {i + 1}:\n{_show_reference(t, self.config.reference_chars)}"
             for i, t in enumerate(references)
         )
-        prompt = render(f"proposer_{kind}", references=shown or "(none yet)")
-        count = self.count()
-        self.progress(f"propose {kind}", 0, count)
-        completions = self.backend.generate([prompt], count, self._sampling(c.max_new_tokens))[0]
-        self.progress(f"propose {kind}", count, count)
-        written = [(list(prompt.messages), prompt.prefill + x.text) for x in completions]
-        model = model_label(self.backend.model)
-        candidates = []
-        for i, completion in enumerate(completions):
-            program = program_from(prompt.prefill, completion.text)
-            cand = Candidate.proposal(
-                f"{SOURCE}-r{round_id}-{kind}-{i}",
-                kind,
-                program,
-                [],
-                entry_point=ENTRY_POINT,
-                source=SOURCE,
-                tags=["selfplay"],
-                parent_ids=[t.id for t in references],
-                proposer=model,
-                round_id=round_id,
-                metadata={"proposal": i},
-            )
-            self.admission.screen(cand)  # no inputs are asked for a program turned away
-            candidates.append(cand)
-        return candidates, written
+        return render(f"proposer_{kind}", references=shown or "(none yet)")
 
-    def _inputs(self, kind: str, candidates: list[Candidate]) -> None:
+    def _programs(
+        self, requests: dict[str, list[Task]], round_id: int | None, first: dict[str, int]
+    ) -> dict[str, Draft]:
+        """One candidate per program written (with the assistant turn as the model wrote
+        it, prefill included, for proposer training); admission screens each program."""
+        prompts = {kind: self._prompt(kind, refs) for kind, refs in requests.items()}
+        count = self.count()
+        total = count * len(prompts)
+        phase = "propose " + ", ".join(prompts)
+        self.progress(phase, 0, total)
+        results = self.backend.generate(
+            list(prompts.values()), count, self._sampling(self.config.max_new_tokens)
+        )
+        self.progress(phase, total, total)
+        model = model_label(self.backend.model)
+        drafts = {}
+        for (kind, prompt), completions in zip(prompts.items(), results, strict=True):
+            draft = drafts[kind] = Draft(kind, round_id, first.get(kind, 0))
+            for i, completion in enumerate(completions, start=draft.first):
+                draft.written.append((list(prompt.messages), prompt.prefill + completion.text))
+                cand = Candidate.proposal(
+                    f"{SOURCE}-r{round_id}-{kind}-{i}",
+                    kind,
+                    program_from(prompt.prefill, completion.text),
+                    [],
+                    entry_point=ENTRY_POINT,
+                    source=SOURCE,
+                    tags=["selfplay"],
+                    parent_ids=[t.id for t in requests[kind]],
+                    proposer=model,
+                    round_id=round_id,
+                    metadata={"proposal": i},
+                )
+                self.admission.screen(cand)  # no inputs are asked for a program turned away
+                draft.candidates.append(cand)
+        return drafts
+
+    def _inputs(self, candidates: list[Candidate]) -> None:
         if not candidates:
             return
         c = self.config
@@ -181,9 +231,9 @@ class Proposer:
             )
             for cand in candidates
         ]
-        self.progress(f"inputs {kind}", 0, len(prompts))
+        self.progress("inputs", 0, len(prompts))
         results = self.backend.generate(prompts, 1, self._sampling(c.input_max_new_tokens))
-        self.progress(f"inputs {kind}", len(prompts), len(prompts))
+        self.progress("inputs", len(prompts), len(prompts))
         for cand, prompt, result in zip(candidates, prompts, results, strict=True):
             cand.inputs = inputs_from(
                 prompt.prefill, result[0].text, ENTRY_POINT, c.inputs_per_task

@@ -143,3 +143,59 @@ def test_a_round_resumed_with_another_model_records_the_one_it_finished_with(
     assert done["config"]["model"]["spec"] == "scripted"
     # Steps the first model did are said to be its; with none, it is not named at all.
     assert done["config"].get("earlier_models", []) == (["typo-model"] if after_proposals else [])
+
+
+class Counting(ScriptedBackend):
+    """The scripted backend, keeping the prefill of every prompt of every generate call."""
+
+    def __init__(self) -> None:
+        super().__init__("scripted", script=reply)
+        self.calls: list[list[str]] = []
+
+    def _generate(self, prompts, n, sampling):
+        self.calls.append([p.prefill for p in prompts])
+        return super()._generate(prompts, n, sampling)
+
+
+def test_every_kinds_programs_are_written_in_one_call_and_committed_per_kind(
+    seeded, tmp_path, verifier_3s
+):
+    shutil.copy(seeded, tmp_path / "bank.db")
+    backend = Counting()
+    kinds = ["deduction", "abduction", "codegen"]
+    cfg = config().model_copy(update={"kinds": kinds})
+    with Bank(tmp_path / "bank.db") as bank:
+        SelfPlay(bank, backend, verifier_3s, cfg).run()
+        steps = bank.journal("round").all()[2]
+        proposals = bank.proposals(2)
+    # The first call holds one prompt per kind (each sampled twice), the second the inputs
+    # of every program that parsed, the solver's calls come after.
+    assert [len(c) for c in backend.calls[:2]] == [len(kinds), len(kinds)]
+    assert all(p.endswith("def f(") for p in backend.calls[0])
+    assert all(p.endswith("f(") and not p.endswith("def f(") for p in backend.calls[1])
+    assert not any(p.endswith("f(") for call in backend.calls[2:] for p in call)
+    assert {f"propose.{k}" for k in kinds} <= set(steps)
+    assert sorted({p.kind for p in proposals}) == sorted(kinds)
+    assert sum(steps[f"propose.{k}"]["proposed"] for k in kinds) == len(proposals) == 6
+
+
+def test_without_a_fixed_count_waves_of_proposals_fill_the_budget(seeded, tmp_path, verifier_3s):
+    shutil.copy(seeded, tmp_path / "bank.db")
+    cfg = RunConfig.model_validate(
+        {
+            "kinds": ["deduction"],
+            "proposer": {"budget_s": 1.5, "references": 1},
+            "solver": {"tasks": 0, "samples": 1},
+        }
+    )
+    with Bank(tmp_path / "bank.db") as bank:
+        SelfPlay(bank, ScriptedBackend("scripted", script=reply), verifier_3s, cfg).run()
+        steps = bank.journal("round").all()[2]
+        proposals = bank.proposals(2)
+    waves = steps["propose.waves"]
+    assert waves["waves"] >= 2
+    # Every wave but the last started with the budget unspent; the last would overrun it.
+    assert waves["seconds"] - waves["last"] <= 1.5 < waves["seconds"] + waves["last"]
+    per_wave = len(proposals) // waves["waves"]
+    assert per_wave * waves["waves"] == len(proposals) == steps["propose.deduction"]["proposed"]
+    assert sorted(p.item for p in proposals) == list(range(len(proposals)))
