@@ -49,6 +49,9 @@ class AdmissionConfig(BaseModel):
     timeout_s: float | None = Field(None, gt=0, description="per-row verifier limit")
     max_program_chars: int = Field(2000, ge=100, description="longer proposals are rejected")
     max_output_chars: int = Field(1000, ge=10, description="longer proposal outputs are rejected")
+    proposal_examples: int = Field(
+        5, ge=2, description="a proposal's calls that returned, kept as its examples"
+    )
 
 
 class Admission:
@@ -117,7 +120,7 @@ class Admission:
         for cand, verdict in zip(live, firsts, strict=True):
             if cand.proposed:
                 cand.reason = runs.proposal_outputs(
-                    cand, verdict, c.max_output_chars
+                    cand, verdict, c.max_output_chars, c.proposal_examples
                 ) or runs.build(cand)
             else:
                 cand.reason = runs.import_outputs(cand, verdict)

@@ -62,36 +62,94 @@ def second_row(c: Candidate, tag: str, timeout_s: float | None) -> dict[str, Any
 # ---- after run 1 ------------------------------------------------------------------------
 
 
-def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int) -> Reason | None:
-    """A proposal's inputs all make examples: every call returned a literal of bounded
-    size, and (where the kind asks, `Kind.varied_outputs`) not all the same one.
+# What a dropped call says, most telling first: the reason a proposal left with too few
+# examples is rejected for.
+DROPPED = (
+    "run_timeout",
+    "run_memory",
+    "input_raises",
+    "output_too_large",
+    "output_not_literal",
+    "output_not_plain_data",
+)
+PARTIAL = ("timeout", "memory")  # the row died at one call; the calls before it returned
 
-    An input that raises rejects the task rather than being dropped: the program is not
-    defined where its own inputs say it is, and the inputs left would show only the part
-    of it that works."""
-    if verdict.status != "passed":
+
+def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int, keep: int) -> Reason | None:
+    """A proposal's examples: of its calls (the model's, then the synthesised ones), those
+    that returned a literal of bounded size, at most `keep`, the model's first and varied
+    outputs before repeated ones.
+
+    A call that raises or returns no value is dropped, not held against the program: the
+    candidates are guesses at what the program takes (`selfplay.proposer.synthesis`), and
+    an integer given to a function of a list says nothing about the function. The gate on
+    what is kept is as strict as on the model's own calls: at least the kind's number of
+    distinct inputs (2 or more), not all one output, not the identity, and run 2 must give
+    the same outputs again."""
+    outputs = list(verdict.outputs or [])
+    outputs += [None] * (len(c.inputs) - len(outputs))
+    if verdict.status != "passed" and not (verdict.status in PARTIAL and any(outputs)):
         return Reason(f"run_{verdict.status}", verdict.detail[:300])
-    outputs = list(verdict.outputs or [None] * len(c.inputs))
-    if any(o is None for o in outputs):
-        if verdict.detail:  # a call raised; the verifier names the first that did
-            return Reason("input_raises", verdict.detail[:300])
-        # No call raised, so a None output is a value that is not plain data.
-        return Reason("output_not_plain_data", "f returned an object that is not plain data")
-    for out in outputs:
-        if len(out) > max_output_chars:
-            return Reason("output_too_large", f"an output has {len(out)} characters")
-        if not is_literal(out):
-            return Reason("output_not_literal", out[:200])
+    dropped: dict[str, str] = {}
+    ran: list[tuple[int, str, str]] = []
+    for n, (args, out) in enumerate(zip(c.inputs, outputs, strict=True)):
+        if out is None:
+            # The row died at this call, or a call raised (the verifier names the first
+            # that did), else it returned an object that is not plain data.
+            name = "input_raises" if verdict.detail else "output_not_plain_data"
+            if verdict.status in PARTIAL:
+                name = f"run_{verdict.status}"
+            dropped.setdefault(
+                name, verdict.detail[:300] or "f returned an object that is not plain data"
+            )
+        elif len(out) > max_output_chars:
+            dropped.setdefault("output_too_large", f"an output has {len(out)} characters")
+        elif not is_literal(out):
+            dropped.setdefault("output_not_literal", out[:200])
+        else:
+            ran.append((n, args, out))
+    kept = _choose(ran, c.draft.get("written_inputs", len(c.inputs)), keep)
+    if len(kept) < kinds.get(c.kind).proposal_inputs:
+        name = next((d for d in DROPPED if d in dropped), None)
+        if name is None:
+            return Reason("too_few_inputs", f"{len(kept)} inputs returned a value")
+        return Reason(name, dropped[name])
     # Distinct outputs are also the cheap sign that the inputs take more than one path
     # through the program; telling which branches each input reached would need the
     # sandbox to trace every call.
     if kinds.get(c.kind).varied_outputs:
-        if len(set(outputs)) == 1:
-            return Reason("constant_output", f"every input gives {str(outputs[0])[:100]}")
-        if returns_its_input(c.inputs, outputs):
+        if len({out for _, _, out in kept}) == 1:
+            return Reason("constant_output", f"every input gives {kept[0][2][:100]}")
+        if returns_its_input([a for _, a, _ in kept], [o for _, _, o in kept]):
             return Reason("returns_input", "f returns each of its inputs unchanged")
-    c.outputs = list(outputs)
+    written = c.draft.get("written_inputs", len(c.inputs))
+    c.draft.setdefault("metadata", {})["synthesized_inputs"] = sum(n >= written for n, _, _ in kept)
+    c.inputs = [a for _, a, _ in kept]
+    c.outputs = [o for _, _, o in kept]
+    c.calls = [f"{c.entry_point}({x})" for x in c.inputs]
     return None
+
+
+def _choose(ran: list[tuple[int, str, str]], written: int, keep: int) -> list[tuple[int, str, str]]:
+    """At most `keep` of the calls that returned: the model's own before synthesised ones,
+    each new output before a repeated one, an input the program changes before one it
+    returns unchanged (so an identity on some inputs only shows that it is not one), in
+    the order they were made."""
+
+    def changes(r: tuple[int, str, str]) -> bool:
+        return not returns_its_input([r[1]], [r[2]])
+
+    order = sorted(ran, key=lambda r: (r[0] >= written, not changes(r), r[0]))
+    chosen: list[tuple[int, str, str]] = []
+    outputs: set[str] = set()
+    for r in order:
+        if len(chosen) < keep and r[2] not in outputs:
+            chosen.append(r)
+            outputs.add(r[2])
+    for r in order:
+        if len(chosen) < keep and r not in chosen:
+            chosen.append(r)
+    return sorted(chosen)
 
 
 def returns_its_input(inputs: list[str], outputs: list[str]) -> bool:

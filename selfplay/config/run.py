@@ -85,7 +85,16 @@ class ProposerConfig(BaseModel):
         "wave starts while the time spent plus the last wave's fits",
     )
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
-    inputs_per_task: int = Field(5, ge=1, le=20, description="calls of f asked for per program")
+    inputs_per_task: int = Field(
+        5, ge=2, le=20, description="calls of f asked for per program, and kept as its examples"
+    )
+    synthesized_inputs: int = Field(
+        10,
+        ge=0,
+        le=40,
+        description="calls of f built from the program itself besides the model's (0: only "
+        "the model's)",
+    )
     temperature: float = Field(1.0, ge=0.0, description="sampling temperature of both generations")
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
     max_new_tokens: int = Field(200, ge=16, description="token budget for the program")

@@ -94,6 +94,7 @@ class SelfPlay:
                 timeout_s=self.config.verifier.timeout_s,
                 max_program_chars=p.max_program_chars,
                 max_output_chars=p.max_output_chars,
+                proposal_examples=p.inputs_per_task,
             ),
         )
         self._graph: Any = None

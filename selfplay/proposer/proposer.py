@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from selfplay import kinds
@@ -26,6 +26,14 @@ from selfplay.backends.models import model_label
 from selfplay.config import ProposerConfig
 from selfplay.prompts import render
 from selfplay.proposer.parse import inputs_from, program_from
+from selfplay.proposer.repair import (
+    DOCSTRING_END,
+    docstring_from,
+    signature,
+    trim,
+    with_docstring,
+)
+from selfplay.proposer.synthesis import synthesize
 from selfplay.task import Task
 from task_bank.training import Proposal
 
@@ -47,6 +55,7 @@ class ProposalReport:
     admitted_ids: list[str] = field(default_factory=list)
     flagged: int = 0
     rejected: Counter = field(default_factory=Counter)
+    repaired: Counter = field(default_factory=Counter)  # programs mended once, by mend
     tokens: int = 0
     seconds: float = 0.0
     # Every program written, with its prompt and outcome: the proposer role's training data.
@@ -59,6 +68,7 @@ class ProposalReport:
             "admitted_ids": self.admitted_ids,
             "flagged": self.flagged,
             "rejected": dict(self.rejected),
+            "repaired": dict(self.repaired),
             "tokens": self.tokens,
             "seconds": round(self.seconds, 3),
         }
@@ -142,7 +152,10 @@ class Proposer:
         `first` numbers each kind's proposals on from an earlier wave's."""
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
         drafts = self._programs(requests, round_id, first or {})
-        self._inputs([c for d in drafts.values() for c in d.candidates if c.alive])
+        shown = {
+            kind: [e["input"] for t in refs for e in t.examples] for kind, refs in requests.items()
+        }
+        self._inputs([c for d in drafts.values() for c in d.candidates], shown)
         # A shared generation's time and tokens are charged to each kind by its share of
         # the sequences, so the per-kind step reports still add up to the round's.
         total = sum(len(d.candidates) for d in drafts.values()) or 1
@@ -166,6 +179,9 @@ class Proposer:
         report.admitted_ids = [i for i in admitted.admitted_ids if i not in flagged]
         report.flagged = len(flagged)
         report.rejected = admitted.rejected
+        report.repaired = Counter(
+            m for c in candidates if (m := c.draft.get("metadata", {}).get("repaired"))
+        )
         model = model_label(self.backend.model)
         pairs = zip(candidates, draft.written, strict=True)
         for index, (cand, (prompt, text)) in enumerate(pairs, start=draft.first):
@@ -218,23 +234,57 @@ class Proposer:
                     metadata={"proposal": i},
                 )
                 self.admission.screen(cand)  # no inputs are asked for a program turned away
+                if cand.reason is not None and cand.reason.name == "unparseable":
+                    self._mend(cand, trim(cand.program, ENTRY_POINT), "trimmed")
                 draft.candidates.append(cand)
         return drafts
 
-    def _inputs(self, candidates: list[Candidate]) -> None:
-        if not candidates:
+    def _mend(self, cand: Candidate, program: str | None, how: str) -> None:
+        """Screen `cand` again with its program mended; the mend is kept only if it helps."""
+        if program is None:
             return
+        reason = cand.reason
+        cand.program, cand.reason, cand.screened = program, None, False
+        if self.admission.screen(cand) is None or cand.reason.name != (reason and reason.name):
+            cand.draft.setdefault("metadata", {})["repaired"] = how
+
+    def _inputs(self, candidates: list[Candidate], shown: dict[str, list[str]]) -> None:
+        """The model's calls of each program, then calls built from the program itself
+        (`synthesis`): admission keeps those that return (`runs.proposal_outputs`). A
+        codegen program without a docstring gets one written in the same call."""
         c = self.config
+        undocumented = [
+            x
+            for x in candidates
+            if x.reason is not None
+            and x.reason.name == "no_description"
+            and signature(x.program, ENTRY_POINT)
+        ]
+        asked = [x for x in candidates if x.alive] + undocumented
+        if not asked:
+            return
         prompts = [
+            render("proposer_inputs", program=(x.program or "").rstrip(), count=c.inputs_per_task)
+            for x in asked
+        ] + [
             render(
-                "proposer_inputs", program=(cand.program or "").rstrip(), count=c.inputs_per_task
+                "proposer_docstring",
+                program=(x.program or "").rstrip(),
+                signature=signature(x.program, ENTRY_POINT),
             )
-            for cand in candidates
+            for x in undocumented
         ]
         self.progress("inputs", 0, len(prompts))
-        results = self.backend.generate(prompts, 1, self._sampling(c.input_max_new_tokens))
+        sampling = self._sampling(c.input_max_new_tokens)
+        sampling = replace(sampling, stop=(*sampling.stop, DOCSTRING_END))
+        results = self.backend.generate(prompts, 1, sampling)
         self.progress("inputs", len(prompts), len(prompts))
-        for cand, prompt, result in zip(candidates, prompts, results, strict=True):
-            cand.inputs = inputs_from(
-                prompt.prefill, result[0].text, ENTRY_POINT, c.inputs_per_task
-            )
+        for x, result in zip(undocumented, results[len(asked) :], strict=True):
+            doc = docstring_from(result[0].text, result[0].finish_reason == "stop")
+            if doc is not None:
+                self._mend(x, with_docstring(x.program or "", ENTRY_POINT, doc), "docstring")
+        for x, prompt, result in zip(asked, prompts, results, strict=False):
+            written = inputs_from(prompt.prefill, result[0].text, ENTRY_POINT, c.inputs_per_task)
+            own = synthesize(None, ENTRY_POINT, written)  # the model's, each value once
+            x.draft["written_inputs"] = len(own)
+            x.inputs = synthesize(x.program, ENTRY_POINT, own, shown[x.kind], c.synthesized_inputs)

@@ -161,7 +161,7 @@ def test_a_program_that_changes_only_some_inputs_is_admitted(bank, verifier):
     assert admission.admit([_proposal(0, program, ["3", "-2", "0"])]).admitted == 1
 
 
-def test_an_input_that_raises_rejects_the_task_though_the_others_return(bank, verifier):
+def test_an_input_that_raises_rejects_the_task_when_under_two_others_return(bank, verifier):
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
     candidate = _proposal(0, GUARDED.format("len"), ["'ab'", "5"])
     _only(admission, candidate, "input_raises")

@@ -5,15 +5,20 @@ from selfplay.backends.base import Backend, Completion
 from task_bank.schema import parse_task
 
 
+QUOTES = '"""'
+
+
 class Replay(Backend):
     """Replays canned text: `programs` for program prompts (prefill ends in `def f(`),
-    `inputs` for the input prompts (prefill ends in `f(`), in order, cycling."""
+    `docstrings` for docstring prompts (prefill ends in the opening quotes), `inputs` for
+    the input prompts (prefill ends in `f(`), in order, cycling."""
 
     name = "replay"
 
-    def __init__(self, programs, inputs=("1)\nf(2)\nf(3)\nf(-4)\nf(10)\n",)):
+    def __init__(self, programs, inputs=("1)\nf(2)\nf(3)\nf(-4)\nf(10)\n",), docstrings=()):
         super().__init__("replay-model")
         self.programs, self.inputs = list(programs), list(inputs)
+        self.docstrings = list(docstrings)
         self.n_programs = self.n_inputs = 0
         self.prompts = []
 
@@ -26,6 +31,8 @@ class Replay(Backend):
                 if p.prefill.endswith("def f("):
                     text = self.programs[self.n_programs % len(self.programs)]
                     self.n_programs += 1
+                elif p.prefill.endswith(QUOTES):
+                    text = self.docstrings.pop(0) if self.docstrings else QUOTES
                 else:
                     text = self.inputs[self.n_inputs % len(self.inputs)]
                     self.n_inputs += 1

@@ -15,11 +15,21 @@ INPUTS = "1)\nf(2)\nf(3)\nf(-4)\nf(10)\n"
 
 @pytest.fixture()
 def propose(replay):
-    def run(admission_, programs, kind="deduction", inputs=(INPUTS,), references=(), **limits):
-        backend = replay(programs, inputs)
+    def run(
+        admission_,
+        programs,
+        kind="deduction",
+        inputs=(INPUTS,),
+        references=(),
+        synthesized=10,
+        docstrings=(),
+        **limits,
+    ):
+        backend = replay(programs, inputs, docstrings)
         if limits:  # what a proposal must satisfy is admission's
             admission_.config = admission_.config.model_copy(update=limits)
-        proposer = Proposer(backend, admission_, ProposerConfig(proposals_per_kind=len(programs)))
+        config = ProposerConfig(proposals_per_kind=len(programs), synthesized_inputs=synthesized)
+        proposer = Proposer(backend, admission_, config)
         return proposer.propose(kind, list(references), round_id=None), backend
 
     return run
@@ -104,13 +114,54 @@ def test_every_input_raises(admission, propose):
     only(report, "input_raises")
 
 
-def test_one_input_that_raises_rejects_the_task(admission, propose):
-    report, _ = propose(admission, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",))
+def test_a_raising_input_is_dropped_when_two_others_run(admission, bank, propose):
+    report, _ = propose(
+        admission, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\nf(2)\n",), synthesized=0
+    )
+    task = bank.get(report.admitted_ids[0])
+    assert [e["input"] for e in task.examples] == ["5", "2"]
+    assert task.tests == ["assert f(5) == 2", "assert f(2) == 5"]
+
+
+def test_a_raising_input_rejects_when_fewer_than_two_others_run(admission, propose):
+    report, _ = propose(
+        admission, ["x):\n    return 10 // x\n"], inputs=("0)\nf(5)\n",), synthesized=0
+    )
     only(report, "input_raises")
 
 
+def test_a_list_program_given_integers_is_admitted_through_synthesised_inputs(
+    admission, bank, propose
+):
+    # The shape of the programs a small model writes and then calls with integers.
+    program = (
+        "ana):\n    total = 1\n    for element in ana:\n"
+        "        total = total * 3 + element % 5\n    return total\n"
+    )
+    report, _ = propose(admission, [program], inputs=("98)\nf(2)\nf(0)\nf(1)\n",))
+    task = bank.get(report.admitted_ids[0])
+    assert all(e["input"].startswith("[") for e in task.examples)
+    assert task.metadata["synthesized_inputs"] == len(task.examples) >= 2
+    # Without synthesis the model's integers are all the program gets, and all raise.
+    report, _ = propose(admission, [program], inputs=("98)\nf(2)\n",), synthesized=0)
+    only(report, "input_raises")
+
+
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [("x):\n    return 7\n", "constant_output"), ("x):\n    return x\n", "returns_input")],
+)
+def test_constant_and_identity_programs_are_rejected_with_synthesised_inputs(
+    admission, propose, program, reason
+):
+    report, backend = propose(admission, [program], inputs=("1)\nf(2)\n",))
+    only(report, reason)
+
+
 def test_too_few_literal_inputs(admission, propose):
-    report, _ = propose(admission, ["x):\n    return x\n"], inputs=("x)\nf(y)\nnothing\n",))
+    report, _ = propose(
+        admission, ["x):\n    return x + 1\n"], inputs=("x)\nf(y)\nnothing\n",), synthesized=0
+    )
     only(report, "too_few_inputs")
 
 
@@ -200,3 +251,35 @@ def test_the_number_of_programs_follows_the_engine_unless_the_config_says(admiss
     assert Proposer(vllm_like, admission).count() == PROPOSALS_VLLM > PROPOSALS_DEFAULT
     fixed = Proposer(vllm_like, admission, ProposerConfig(proposals_per_kind=5))
     assert fixed.count() == 5
+
+
+def test_a_codegen_program_without_a_docstring_gets_one_from_the_prefilled_prompt(
+    admission, bank, propose
+):
+    program = "xs):\n    return sum(1 for x in xs if x % 2 == 0) * 3 - len(xs)\n```"
+    doc = 'Return three times the count of even numbers in xs, minus the length of xs.\n    """'
+    report, backend = propose(
+        admission, [program], kind="codegen", inputs=("[1, 2])\nf([4, 6, 8])\n",), docstrings=[doc]
+    )
+    task = bank.get(report.admitted_ids[0])
+    assert '"""Return three times the count of even numbers' in task.program
+    assert "Return three times the count" in task.prompt
+    assert task.metadata["repaired"] == "docstring" and report.repaired == {"docstring": 1}
+    # The docstring prompt opens the docstring under the program's own first line.
+    asked = [p for p in backend.prompts if p.prefill.endswith('"""')]
+    assert len(asked) == 1 and asked[0].prefill.endswith('def f(xs):\n    """')
+
+
+def test_an_unusable_docstring_answer_leaves_the_program_rejected(admission, propose):
+    program = "xs):\n    return sorted(xs)[::-1][:2]\n```"
+    report, _ = propose(admission, [program], kind="codegen", docstrings=['Sort."""'])
+    only(report, "no_description")
+    assert not report.repaired
+
+
+def test_a_program_cut_off_or_followed_by_prose_is_trimmed_once(admission, bank, propose):
+    program = "x):\n    y = x * 7\n    return y - 2\nThis function multiplies x by 7 and\n"
+    report, _ = propose(admission, [program])
+    task = bank.get(report.admitted_ids[0])
+    assert task.program == "def f(x):\n    y = x * 7\n    return y - 2\n"
+    assert report.repaired == {"trimmed": 1}
