@@ -43,9 +43,29 @@ def _summary_table(summary: Any) -> Any:
         table.add_row("  flagged (benchmark look-alikes, kept out)", str(summary.flagged))
     for reason, n in summary.rejected.items():
         table.add_row(f"  rejected: {reason}", str(n))
+    for how, n in summary.repaired.items():
+        table.add_row(f"  repaired once: {how}", str(n))
     table.add_row("solver attempts", str(summary.attempts))
     table.add_row("solve rate", rate)
     table.add_row("mean learnability (new tasks)", learn)
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    def figure(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    table.add_row("yield (admitted / proposed)", share(summary.yield_rate))
+    table.add_row(
+        "frontier yield (0 < solve rate < 1)",
+        f"{summary.frontier} ({share(summary.frontier_yield)} of proposed)",
+    )
+    table.add_row(
+        "diversity (program shapes)", f"{summary.shapes} ({share(summary.diversity)} of admitted)"
+    )
+    table.add_row("mean distance within the round", figure(summary.distance_within))
+    table.add_row("mean distance to the bank", figure(summary.distance_to_bank))
+    table.add_row("duplicates (of proposed)", share(summary.near_duplicate_rate))
     table.add_row("tokens/s", f"{summary.tokens_per_s:.1f}")
     table.add_row("time (s)", f"{summary.seconds:.1f}")
     table.add_row("tasks in bank", str(summary.bank_tasks))
@@ -117,6 +137,8 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     def on_round(summary: Any) -> None:
         bars.clear()
         bars.show(_summary_table(summary), stdout)
+        for warning in summary.warnings:
+            stderr.print(f"warning: {warning}: the proposer may be collapsing")
 
     def on_seeds(report: Any) -> None:
         stderr.print(f"empty bank: imported {plural(report.admitted, 'bundled seed task')}")

@@ -212,6 +212,11 @@ MIGRATIONS: list[str] = [
     DROP TABLE round_steps;
     DROP TABLE loop_steps;
     """,
+    # 11: each proposal's reward (the learnability of the task it became, measured by the
+    # round's attempts), so the proposer's training data carry it.
+    """
+    ALTER TABLE proposals ADD COLUMN reward REAL;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

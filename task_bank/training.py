@@ -48,6 +48,9 @@ class Proposal:
     outcome: str
     task_id: str | None = None
     proposer: str | None = None
+    # The learnability of the task it became, once the round's attempts measured it; None
+    # before, and for a proposal that was not admitted (its reward is 0 when trained on).
+    reward: float | None = None
 
 
 _MODEL_COLUMNS = (
@@ -207,8 +210,18 @@ class TrainingRecords:
         """The proposals of one round, or of all rounds, in the order they were written."""
         where, args = ("WHERE round_id = ?", (round_id,)) if round_id is not None else ("", ())
         rows = self.conn.execute(
-            "SELECT round_id, kind, item, prompt, completion, outcome, task_id, proposer "
+            "SELECT round_id, kind, item, prompt, completion, outcome, task_id, proposer, reward "
             f"FROM proposals {where} ORDER BY round_id, kind, item",
             args,
         )
-        return [Proposal(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7]) for r in rows]
+        return [
+            Proposal(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8]) for r in rows
+        ]
+
+    def set_proposal_rewards(self, round_id: int, rewards: dict[str, float]) -> None:
+        """Store the reward of each proposal of `round_id` that became a task in `rewards`."""
+        with self._write() as c:
+            c.executemany(
+                "UPDATE proposals SET reward = ? WHERE round_id = ? AND task_id = ?",
+                [(r, round_id, tid) for tid, r in rewards.items()],
+            )

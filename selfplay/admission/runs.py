@@ -131,15 +131,11 @@ def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int, keep: in
 
 
 def _choose(ran: list[tuple[int, str, str]], written: int, keep: int) -> list[tuple[int, str, str]]:
-    """At most `keep` of the calls that returned: the model's own before synthesised ones,
-    each new output before a repeated one, an input the program changes before one it
-    returns unchanged (so an identity on some inputs only shows that it is not one), in
-    the order they were made."""
-
-    def changes(r: tuple[int, str, str]) -> bool:
-        return not returns_its_input([r[1]], [r[2]])
-
-    order = sorted(ran, key=lambda r: (r[0] >= written, not changes(r), r[0]))
+    """At most `keep` of the calls that returned, in the order they were made: the model's
+    own before synthesised ones and each new output before a repeated one; if all those
+    chosen return their input unchanged while another call does not, that one replaces
+    the last (an identity on some inputs only must not look like one)."""
+    order = sorted(ran, key=lambda r: (r[0] >= written, r[0]))
     chosen: list[tuple[int, str, str]] = []
     outputs: set[str] = set()
     for r in order:
@@ -149,6 +145,10 @@ def _choose(ran: list[tuple[int, str, str]], written: int, keep: int) -> list[tu
     for r in order:
         if len(chosen) < keep and r not in chosen:
             chosen.append(r)
+    if chosen and returns_its_input([r[1] for r in chosen], [r[2] for r in chosen]):
+        other = next((r for r in order if not returns_its_input([r[1]], [r[2]])), None)
+        if other is not None:
+            chosen[-1] = other
     return sorted(chosen)
 
 

@@ -79,12 +79,17 @@ class ProposerConfig(BaseModel):
         "docs/self-play.md)",
     )
     budget_s: float = Field(
-        180.0,
+        150.0,
         gt=0,
         description="seconds of proposing per round when proposals_per_kind is null: another "
         "wave starts while the time spent plus the last wave's fits",
     )
     references: int = Field(2, ge=0, le=16, description="bank tasks shown in the proposer prompt")
+    scheduler: str = Field(
+        "learnability",
+        description="curriculum scheduler choosing the reference tasks: by default the ones "
+        "this solver solves sometimes",
+    )
     inputs_per_task: int = Field(
         5, ge=2, le=20, description="calls of f asked for per program, and kept as its examples"
     )
@@ -103,6 +108,11 @@ class ProposerConfig(BaseModel):
     max_output_chars: int = Field(1000, ge=10, description="longer outputs are rejected")
     reference_chars: int = Field(500, ge=100, description="reference programs are cut to this")
 
+    @field_validator("scheduler")
+    @classmethod
+    def _known_scheduler(cls, name: str) -> str:
+        return known_scheduler(name)
+
 
 class SolverConfig(BaseModel):
     """How the solver samples and how its results become rewards."""
@@ -112,7 +122,7 @@ class SolverConfig(BaseModel):
     tasks: int = Field(
         1, ge=0, description="bank tasks the curriculum picks per round, besides the new ones"
     )
-    samples: int = Field(3, ge=1, description="attempts per task (n); the pass rate is over these")
+    samples: int = Field(4, ge=1, description="attempts per task (n); the pass rate is over these")
     temperature: float = Field(0.8, ge=0.0, description="sampling temperature")
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling threshold")
     max_new_tokens: int = Field(384, ge=8, description="token budget for a program answer")
@@ -120,7 +130,7 @@ class SolverConfig(BaseModel):
         96, ge=4, description="token budget for an input/output answer"
     )
     learnability: Learnability = Field(
-        "variance",
+        "absolute_zero",
         description="proposer reward: 'variance' = p(1-p), 'absolute_zero' = 1-p on 0<p<1",
     )
 

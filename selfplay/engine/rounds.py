@@ -22,16 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from curricula import make_scheduler
+from curricula.schedulers import Uniform
 from selfplay.admission import Admission, AdmissionConfig, AdmissionReport, import_source
 from selfplay.backends.base import Backend
 from selfplay.backends.models import model_label
 from selfplay.config import RunConfig
+from selfplay.engine import health
 from selfplay.proposer.proposer import SOURCE, Proposer
 from selfplay.solver.solver import Solver
 from task_bank.store import Bank
 
 RUN_KEY = "selfplay.run"
-SOLVE_CHUNK = 8  # tasks whose attempts are written in one transaction
+# Tasks attempted in one generation call and written in one transaction: a batch engine
+# gains with the batch (32 tasks of 4 attempts are 128 sequences), a kill loses one chunk.
+SOLVE_CHUNK = 32
 
 Progress = Callable[[str, int, int], None]
 
@@ -54,6 +58,17 @@ class RoundSummary:
     seconds: float = 0.0
     admitted_ids: list[str] = field(default_factory=list)
     bank_tasks: int = 0
+    repaired: dict[str, int] = field(default_factory=dict)
+    # Health (`selfplay.engine.health`): yield, frontier, diversity, duplicates.
+    yield_rate: float | None = None
+    frontier: int = 0
+    frontier_yield: float | None = None
+    shapes: int = 0
+    diversity: float | None = None
+    distance_within: float | None = None
+    distance_to_bank: float | None = None
+    near_duplicate_rate: float | None = None
+    warnings: list[str] = field(default_factory=list)  # health figures falling
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,6 +122,9 @@ class SelfPlay:
         self._scheduler = make_scheduler(
             self.config.scheduler, seed=self.config.seed, **self.config.scheduler_options
         )
+        # The proposer is shown tasks this solver solves sometimes (the frontier it should
+        # write near), chosen by their own scheduler.
+        self._references = make_scheduler(self.config.proposer.scheduler, seed=self.config.seed)
 
     # ---- bookkeeping ----------------------------------------------------------------
 
@@ -184,19 +202,21 @@ class SelfPlay:
         stats.attrs["step"] = round_id  # attempts carry their round id as their step
         return stats
 
-    def _select(self, stats: Any, k: int, seed: int) -> list[str]:
-        """The curriculum's pick of k task ids from `stats`; graph-aware schedulers see the
-        bank's difficulty graph (lineage, similarity, difficulty order), grown once a round."""
+    def _select(self, stats: Any, k: int, seed: int, scheduler: Any = None) -> list[str]:
+        """The curriculum's pick of k task ids from `stats` (the run's scheduler unless
+        another is given); graph-aware schedulers see the bank's difficulty graph (lineage,
+        similarity, difficulty order), grown once a round."""
         import numpy as np
 
+        scheduler = scheduler or self._scheduler
         if not len(stats) or k == 0:
             return []
-        if self._graph is None and self.config.scheduler != "uniform":
+        if self._graph is None and not isinstance(scheduler, Uniform):
             from curricula.inspect import bank_graph
 
             self._graph = bank_graph(self.bank, solver=self._lineage)[1].graph
-        self._scheduler.rng = np.random.default_rng(seed)
-        return self._scheduler.select(stats, k, graph=self._graph)
+        scheduler.rng = np.random.default_rng(seed)
+        return scheduler.select(stats, k, graph=self._graph)
 
     def _round(self, round_id: int) -> RoundSummary:
         self._graph = None
@@ -248,7 +268,7 @@ class SelfPlay:
             n = c.kinds.index(kind)
             stats = self._stats(round_id, kind)
             seed = c.seed + 7919 * round_id + n + 131 * wave
-            picked = self._select(stats, c.proposer.references, seed)
+            picked = self._select(stats, c.proposer.references, seed, self._references)
             requests[kind] = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         proposer = Proposer(
             self.backend,
@@ -330,6 +350,9 @@ class SelfPlay:
                         rates[tid]["successes"], rates[tid]["attempts"], form
                     )
                 }
+        self.bank.set_proposal_rewards(
+            round_id, {tid: r["learnability"] for tid, r in rewards.items()}
+        )
         self._commit(round_id, "rewards", {"form": form, "proposer": rewards, "solver": rates})
 
     # ---- summary --------------------------------------------------------------------
@@ -337,11 +360,13 @@ class SelfPlay:
     def _summary(self, round_id: int) -> RoundSummary:
         s = RoundSummary(round=round_id)
         rejected: Counter = Counter()
+        repaired: Counter = Counter()
         gen_seconds = 0.0
         for kind in self.config.kinds:
             step = self._done(round_id, f"propose.{kind}") or {}
             s.proposed += step.get("proposed", 0)
             rejected.update(step.get("rejected", {}))
+            repaired.update(step.get("repaired", {}))
             s.flagged += step.get("flagged", 0)
             s.tokens += step.get("tokens", 0)
             s.seconds += step.get("seconds", 0.0)
@@ -364,6 +389,22 @@ class SelfPlay:
         s.tokens_per_s = round(s.tokens / gen_seconds, 2) if gen_seconds > 0 else 0.0
         s.seconds = round(s.seconds, 2)
         s.bank_tasks = self.bank.count()
+        s.repaired = dict(repaired)
+        figures = health.measure(
+            self.bank, s.admitted_ids, s.proposed, s.rejected, self.bank.round_pass_counts(round_id)
+        )
+        for name, value in figures.items():
+            setattr(s, name, value)
+        history = [
+            r["summary"]
+            for r in self.bank.rounds()
+            if r["config"].get("selfplay") and r["summary"] and r["id"] < round_id
+        ]
+        s.warnings = [
+            f"{name.replace('_', ' ')} fell two rounds running"
+            for name in health.WATCHED
+            if health.falling([*history, figures], name)
+        ]
         return s
 
     def _write_metrics(self, summary: RoundSummary) -> None:
@@ -393,6 +434,7 @@ def _add_reports(before: dict[str, Any] | None, wave: dict[str, Any]) -> dict[st
         "admitted_ids": before["admitted_ids"] + wave["admitted_ids"],
         "flagged": before["flagged"] + wave["flagged"],
         "rejected": dict(rejected.most_common()),
+        "repaired": dict(Counter(before["repaired"]) + Counter(wave["repaired"])),
         "tokens": before["tokens"] + wave["tokens"],
         "seconds": round(before["seconds"] + wave["seconds"], 3),
         "gen_seconds": before["gen_seconds"] + wave["gen_seconds"],

@@ -22,6 +22,7 @@ from small_bank import small_bank
 
 from selfplay.backends.auto import vllm_blocker
 from selfplay.config import RunConfig
+from selfplay.engine import health
 from task_bank.store import Bank
 
 HERE = Path(__file__).resolve().parent
@@ -194,8 +195,17 @@ def test_the_command_with_the_scripted_backend(tmp_path):
     (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
     assert (row["task_id"], row["round"], row["kind"]) == (task.id, 1, "deduction")
     assert (row["attempts"], row["successes"], row["pass_rate"]) == (1, 0, 0.0)
-    assert row["learnability"] == 0.0 and row["form"] == "variance"
+    assert row["learnability"] == 0.0 and row["form"] == "absolute_zero"
     assert row["parent_ids"] == task.parent_ids and row["proposer"] == str(completions)
+    with Bank(bank) as b:
+        (proposal,) = b.proposals(1)
+    assert (proposal.task_id, proposal.reward) == (task.id, 0.0)  # stored with the proposal
+    # Every health figure is in the round's metrics line, and in the table.
+    metrics = json.loads((tmp_path / "b.metrics.jsonl").read_text().splitlines()[-1])
+    assert set(health.FIELDS) <= set(metrics)
+    assert (metrics["yield_rate"], metrics["frontier"], metrics["shapes"]) == (1.0, 0, 1)
+    assert metrics["near_duplicate_rate"] == 0.0 and metrics["distance_to_bank"] > 0
+    assert "frontier yield" in res.stdout and "diversity" in res.stdout
 
 
 def test_the_command_generates_and_grades_on_a_ray_cluster(tmp_path, ray_cluster):

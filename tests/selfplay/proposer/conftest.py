@@ -4,7 +4,6 @@ from selfplay.admission import Admission, AdmissionConfig
 from selfplay.backends.base import Backend, Completion
 from task_bank.schema import parse_task
 
-
 QUOTES = '"""'
 
 

@@ -44,7 +44,11 @@ def test_only_required_parameters_are_given():
 def test_calls_are_distinct_literals_the_models_first_then_at_most_the_limit():
     program = "def f(xs, k):\n    return xs[k % len(xs)] + k\n"
     calls = synthesize(program, "f", ["[1, 2], 3", "[1,2], 3", "9, 9"], ["[4], 1", "5"], 6)
-    assert calls[:3] == ["[1, 2], 3", "9, 9", "[4], 1"]  # the repeat is dropped, "5" has one argument
+    assert calls[:3] == [
+        "[1, 2], 3",
+        "9, 9",
+        "[4], 1",
+    ]  # the repeat is dropped, "5" has one argument
     assert len(calls) == 2 + 6
     values = [ast.literal_eval(f"({c},)") for c in calls]
     assert all(len(v) == 2 for v in values)
