@@ -90,6 +90,13 @@ class ProposerConfig(BaseModel):
         description="curriculum scheduler choosing the reference tasks: by default the ones "
         "this solver solves sometimes",
     )
+    probe_tasks: int | None = Field(
+        None,
+        ge=0,
+        description="bank tasks of each kind the solver has never attempted that it attempts "
+        "before proposing, so references are chosen on evidence (null: 8 on vllm, 1 on "
+        "the transformers backend; 0: none)",
+    )
     inputs_per_task: int = Field(
         5, ge=2, le=20, description="calls of f asked for per program, and kept as its examples"
     )

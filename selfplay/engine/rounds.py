@@ -24,7 +24,7 @@ from typing import Any
 from curricula import make_scheduler
 from curricula.schedulers import Uniform
 from selfplay.admission import Admission, AdmissionConfig, AdmissionReport, import_source
-from selfplay.backends.base import Backend
+from selfplay.backends.base import Backend, engine_name
 from selfplay.backends.models import model_label
 from selfplay.config import RunConfig
 from selfplay.engine import health
@@ -36,6 +36,10 @@ RUN_KEY = "selfplay.run"
 # Tasks attempted in one generation call and written in one transaction: a batch engine
 # gains with the batch (32 tasks of 4 attempts are 128 sequences), a kill loses one chunk.
 SOLVE_CHUNK = 32
+# Tasks of each never-attempted kind the solver tries before the first proposals (`_probe`):
+# one batch on vLLM, a small one where every sequence costs.
+PROBE_VLLM = 8
+PROBE_DEFAULT = 1
 
 Progress = Callable[[str, int, int], None]
 
@@ -222,6 +226,8 @@ class SelfPlay:
         self._graph = None
         todo = [k for k in self.config.kinds if self._done(round_id, f"propose.{k}") is None]
         if todo:
+            if self._done(round_id, "probe") is None:
+                self._probe(round_id, todo)
             self._propose(round_id, todo)
         if self._done(round_id, "solve") is None:
             self._solve(round_id)
@@ -233,6 +239,40 @@ class SelfPlay:
         return summary
 
     # ---- steps ----------------------------------------------------------------------
+
+    def _probe(self, round_id: int, kinds: list[str]) -> None:
+        """Attempt a few bank tasks of each kind this solver has never attempted, before
+        proposing: the references are meant to be tasks it solves sometimes, and with no
+        attempt at all the scheduler could only guess (a fresh bank's first round)."""
+        import numpy as np
+
+        c = self.config
+        size = c.proposer.probe_tasks
+        if size is None:
+            size = PROBE_VLLM if engine_name(self.backend) == "vllm" else PROBE_DEFAULT
+        rng = np.random.default_rng(c.seed + 7919 * round_id + 31)
+        picked: list[str] = []
+        for kind in kinds:
+            stats = self._stats(round_id, kind)
+            if size and len(stats) and int(stats["attempts"].sum()) == 0:
+                ids = list(stats.index)
+                picked += [ids[i] for i in rng.choice(len(ids), min(size, len(ids)), replace=False)]
+        tasks = [t for t in (self.bank.get(i) for i in picked) if t is not None]
+        if not tasks:
+            return  # nothing to probe: no step to record (a resumed round looks again)
+        solver = Solver(
+            self.backend,
+            self.verifier,
+            c.solver,
+            name=self.solver_name,
+            seed=c.seed + 1000 * round_id + 400,
+            progress=self.progress,
+        )
+        report = solver.attempt(tasks, round_id=round_id, step=round_id)
+        self.bank.add_attempts(report.attempts)
+        self._commit(
+            round_id, "probe", {"tasks": [t.id for t in tasks], "statuses": dict(report.statuses)}
+        )
 
     def _propose(self, round_id: int, kinds: list[str]) -> None:
         """Waves of proposals until the proposing budget is spent (one wave when the config

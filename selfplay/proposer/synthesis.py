@@ -319,11 +319,12 @@ def synthesize(
             add(args)
     # Half the calls from each parameter's likeliest pool, a quarter from each of the next
     # two (the evidence can mislead), for one parameter at a time; the n-th call of a rank
-    # takes the n-th value of each pool, offset by the parameter's position.
+    # takes the n-th value of each pool, offset by the parameter's position. The likeliest
+    # come first: admission keeps the earliest calls that return, and a string that happens
+    # to run through a function of a list makes an odd example.
+    ranked: list[tuple[int, str]] = []
     taken = [0, 0, 0]
-    for step in range(4 * max(len(pool) for pool in POOLS.values())):
-        if len(calls) >= target:
-            break
+    for step in range(2 * (target - len(calls))):
         rank = (0, 1, 0, 2)[step % 4]
         i = taken[rank]
         taken[rank] += 1
@@ -332,5 +333,9 @@ def synthesize(
         for j, choices in enumerate(types):
             pool = POOLS[choices[min(rank if j == doubted else 0, len(choices) - 1)]]
             parts.append(pool[(i + j) % len(pool)])
-        add(", ".join(parts))
+        ranked.append((rank, ", ".join(parts)))
+    for _, args in sorted(ranked, key=lambda r: r[0]):
+        if len(calls) >= target:
+            break
+        add(args)
     return calls

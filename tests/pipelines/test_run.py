@@ -163,7 +163,7 @@ def test_the_command_with_the_scripted_backend(tmp_path):
     completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "```python\n6\n```"]))
     config = tmp_path / "c.yaml"
     config.write_text(
-        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n"
+        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n  probe_tasks: 0\n"
         "solver:\n  tasks: 0\n  samples: 1\n"
     )
     bank = tmp_path / "b.db"

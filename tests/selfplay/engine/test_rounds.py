@@ -51,7 +51,7 @@ def config(scheduler: str = "uniform", **options) -> RunConfig:
             "kinds": ["deduction"],
             "scheduler": scheduler,
             "scheduler_options": options,
-            "proposer": {"proposals_per_kind": 2, "references": 1},
+            "proposer": {"proposals_per_kind": 2, "references": 1, "probe_tasks": 0},
             "solver": {"tasks": 2, "samples": 1},
         }
     )
@@ -199,3 +199,26 @@ def test_without_a_fixed_count_waves_of_proposals_fill_the_budget(seeded, tmp_pa
     per_wave = len(proposals) // waves["waves"]
     assert per_wave * waves["waves"] == len(proposals) == steps["propose.deduction"]["proposed"]
     assert sorted(p.item for p in proposals) == list(range(len(proposals)))
+
+
+def test_a_solver_new_to_a_kind_attempts_a_few_of_its_tasks_before_proposing(
+    seeded, tmp_path, verifier_3s
+):
+    shutil.copy(seeded, tmp_path / "bank.db")
+    cfg = config().model_copy(deep=True)
+    cfg.proposer.probe_tasks = 3
+    cfg.solver.tasks = 0
+    cfg.kinds = ["deduction", "abduction"]
+    backend = Counting()
+    with Bank(tmp_path / "bank.db") as bank:
+        # The module's first round attempted deduction tasks, never an abduction task: only
+        # abduction is probed, 3 tasks, before the first program is asked for.
+        SelfPlay(bank, backend, verifier_3s, cfg).run()
+        probe = bank.journal("round").get(2, "probe")
+        assert [bank.get(i).kind for i in probe["tasks"]] == ["abduction"] * 3
+        assert not any(p.endswith("def f(") for p in backend.calls[0])
+        attempted = bank.attempted_task_ids(2, "scripted")
+        assert set(probe["tasks"]) <= set(attempted)
+        # Next round the solver has attempts of both kinds: nothing is probed.
+        SelfPlay(bank, backend, verifier_3s, cfg).run()
+        assert bank.journal("round").get(3, "probe") is None
