@@ -30,10 +30,23 @@ class Abduction(Kind):
     proposed_statement = "Find an input for which `f` returns the output shown."
 
     def fields(self, task: Task) -> dict[str, str]:
+        shown = examples_with_outputs(task)
+        target = shown[0]["output"]
+        # Another example's call and output show the form of an answer in this program's own
+        # arguments: given a form to fill in (`f(3, [1, 2])`), a small model copies it, and
+        # its arguments rarely fit the program. An example with the target output would be
+        # the answer, so only one with another output is shown.
+        other = next((e for e in shown[1:] if not same_repr(e["output"], target)), None)
+        ep = task.entry_point
+        if other is not None:
+            example = f"For example, `{ep}({other['input']})` returns `{other['output']}`."
+        else:
+            example = f"Write it as a call, such as `{ep}(3, [1, 2])`."
         return {
             "program": task.program.rstrip("\n"),
-            "entry_point": task.entry_point,
-            "output": examples_with_outputs(task)[0]["output"],
+            "entry_point": ep,
+            "output": target,
+            "example": example,
         }
 
     def reference_answer(self, task: Task) -> str:
