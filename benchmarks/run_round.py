@@ -6,12 +6,12 @@ wall time, the command's CPU time (user + system, children included), the load a
 before and after (the machine may be shared: a load above the core count means the run got
 only part of it), proposals per minute and the round's metrics line.
 
-An arm is a backend, optionally with a fixed number of programs per kind
-(`vllm@3`: the vllm backend proposing 3 a kind, as the transformers backend does by
-default); the arms run one after the other in the same call, so they are side by side:
+An arm is a backend, optionally with a fixed number of programs per kind in one wave and
+one probe task a kind (`vllm@3`: the vllm backend proposing 3 a kind, the transformers
+backend's wave); the arms run one after the other in the same call, so they are side by side:
 
     python benchmarks/run_round.py                                   # the default round
-    python benchmarks/run_round.py --arms transformers,vllm@3,auto --out benchmarks/figures/run_round.json
+    python benchmarks/run_round.py --arms transformers@3,vllm@3,auto --out benchmarks/figures/run_round.json
     python benchmarks/run_round.py --keep DIR -- --config run.yaml   # extra selfplay run flags
 """
 
@@ -36,7 +36,8 @@ def run_arm(arm: str, workdir: Path, extra: list[str]) -> dict:
     flags = ["--backend", backend] if backend != "default" else []
     if per_kind:
         config = workdir / f"{bank.stem}.yaml"
-        config.write_text(f"proposer:\n  proposals_per_kind: {int(per_kind)}\n")
+        # The same work on every engine: the count fixed, one probe task a kind.
+        config.write_text(f"proposer:\n  proposals_per_kind: {int(per_kind)}\n  probe_tasks: 1\n")
         flags += ["--config", str(config)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()
@@ -70,6 +71,8 @@ def run_arm(arm: str, workdir: Path, extra: list[str]) -> dict:
         "proposals_per_minute": round(60 * proposed / wall, 2),
         "admitted": metrics.get("admitted"),
         "attempts": metrics.get("attempts"),
+        "frontier": metrics.get("frontier"),
+        "yield_rate": metrics.get("yield_rate"),
         "rejected": metrics.get("rejected"),
         "solve_rate": metrics.get("solve_rate"),
         "tokens": metrics.get("tokens"),

@@ -62,7 +62,7 @@ def train(
     ] = None,
     config: ConfigOption = None,
     role: Annotated[
-        str | None, typer.Option(help="solver (default) or proposer (method dpo).")
+        str | None, typer.Option(help="solver (default) or proposer (method sft or dpo).")
     ] = None,
     max_steps: Annotated[int | None, typer.Option(help="Optimizer steps.", min=1)] = None,
     lora: Annotated[

@@ -114,7 +114,8 @@ class TrainConfig(BaseModel):
 
     method: Literal["grpo", "sft", "dpo"] = Field("sft", description="grpo, sft or dpo")
     role: Literal["solver", "proposer"] = Field(
-        "solver", description="train the solver (tasks) or the proposer (its proposals; dpo)"
+        "solver",
+        description="train the solver (tasks) or the proposer (its proposals: sft or dpo)",
     )
     model: str = Field("bundled", description="the model to start from (any --model spec)")
     max_steps: int = Field(16, ge=1, description="optimizer steps")
@@ -152,10 +153,10 @@ class TrainConfig(BaseModel):
 
     def check(self) -> TrainConfig:
         """Combinations no single field can refuse."""
-        if self.role == "proposer" and self.method != "dpo":
+        if self.role == "proposer" and self.method == "grpo":
             raise ConfigError(
-                "the proposer role trains with method dpo (pairs of its own proposals); "
-                f"{self.method} needs solver tasks"
+                "the proposer role trains with method sft (its admitted, learnable programs) "
+                "or dpo (pairs of its own proposals); grpo needs solver tasks"
             )
         if (self.batch_size * self.gradient_accumulation_steps) % self.grpo.num_generations:
             if self.method == "grpo":

@@ -4,6 +4,8 @@
 - solver, sft: the `sft` export's verified solutions (reference programs and passing attempts)
   as prompt / completion pairs, so the loss falls on the answer only (expert iteration);
 - solver, dpo: the `dpo` export's pairs of a passing and a failing attempt at one task;
+- proposer, sft: rejection-sampling fine-tuning on the proposer's own admitted programs that
+  the solver solved sometimes, each repeated by its learnability reward (`proposer_sft_rows`);
 - proposer, dpo: pairs of the proposer's own programs written for the same prompt, the better
   one chosen. Better means, in order: admitted and learnable (the solver's pass rate strictly
   between 0 and 1, or the round moved the solver with `proposer_reward: solver_gain`), then
@@ -16,6 +18,7 @@ selection; tasks held out for evaluation are never trained on.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from itertools import islice
 from typing import Any
@@ -99,6 +102,36 @@ def _learnability(bank: Bank) -> dict[str, float]:
         for task_id, reward in step.get("proposer", {}).items():
             out[task_id] = float(reward["learnability"])
     return out
+
+
+# An admitted program with reward r is trained on ceil(r * SFT_REPEATS) times: Absolute
+# Zero's reward 1 - p favours the tasks the solver solved least often, short of never.
+SFT_REPEATS = 3
+
+
+def proposer_sft_rows(bank: Bank) -> list[dict[str, Any]]:
+    """The proposer's prompt and the program it was admitted with, for every proposal whose
+    task the solver solved sometimes (reward > 0), repeated by the reward. The completion
+    is the admitted program in its fence, mended docstring or trim included: what is
+    learned is the program that passed, not the text that needed mending."""
+    learn = _learnability(bank)
+    rows = []
+    for p in bank.proposals():
+        if p.outcome != "admitted" or p.task_id is None:
+            continue
+        reward = p.reward if p.reward is not None else learn.get(p.task_id, 0.0)
+        task = bank.get(p.task_id)
+        if reward <= 0 or task is None:
+            continue
+        completion = [{"role": "assistant", "content": f"```python\n{task.program}```"}]
+        row = {"prompt": p.prompt, "completion": completion, "task_id": p.task_id}
+        rows += [row] * math.ceil(reward * SFT_REPEATS)
+    if not rows:
+        raise TrainDataError(
+            "no admitted proposal in the bank was solved sometimes but not always, so there "
+            "is nothing to reinforce; run more self-play rounds (selfplay run) first"
+        )
+    return rows
 
 
 def proposer_rows(

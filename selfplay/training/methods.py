@@ -164,9 +164,14 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
 def _sft(bank, config, base, model_id, common, peft, exclude) -> Job:
     from trl import SFTConfig, SFTTrainer
 
+    args = SFTConfig(**common, max_length=config.max_length)
+    if config.role == "proposer":
+        rows = data.proposer_sft_rows(bank)
+        trainer = SFTTrainer(model=base, args=args, train_dataset=_dataset(rows), peft_config=peft)
+        tasks = len({r["task_id"] for r in rows})
+        return Job(trainer, len(rows), data={"tasks": tasks, "role": "proposer"})
     items = data.solver_items(bank, config, exclude)
     rows = data.sft_rows(bank, items, references=config.data.references)
-    args = SFTConfig(**common, max_length=config.max_length)
     trainer = SFTTrainer(model=base, args=args, train_dataset=_dataset(rows), peft_config=peft)
     origins = {o: sum(r["origin"] == o for r in rows) for o in ("reference", "attempt")}
     return Job(trainer, len(rows), data={"tasks": len(items), **origins})

@@ -53,11 +53,11 @@ def test_bad_input_is_one_sentence_and_nothing_is_written(bank_file, tmp_path):
             "--role",
             "proposer",
             "--method",
-            "sft",
+            "grpo",
             "--out",
             str(out),
         ),  # fmt: skip
-        "proposer role trains with method dpo",
+        "proposer role trains with method sft",
     )
     one_sentence_error(
         cli("train", "--bank", str(tmp_path / "none.db"), "--out", str(out)), "none.db"

@@ -179,3 +179,39 @@ def test_grpo_generates_its_rollouts_with_vllm_on_a_gpu(bank_file, tmp_path):
         result = train(bank, config, tmp_path / "grpo-vllm")
         made = bank.attempt_summary(result.model_id)[0]
     assert result.steps == 2 and result.rollouts == made == 4
+
+
+def test_the_proposer_is_reinforced_on_its_learnable_admitted_programs_by_their_reward(
+    bank_file, tmp_path
+):
+    from selfplay.training.data import SFT_REPEATS, proposer_sft_rows
+
+    prompt = [{"role": "user", "content": "Write a new puzzle f."}]
+    with Bank(bank_file) as bank:
+        r = bank.start_round()
+        first, second, third = (t.id for t, _ in zip(bank.tasks(), range(3), strict=False))
+        bank.add_proposals(
+            [
+                Proposal(r, "deduction", 0, prompt, "```python\ndef f(x", "admitted", first),
+                Proposal(r, "deduction", 1, prompt, "```python\ndef f(y", "admitted", second),
+                Proposal(r, "deduction", 2, prompt, "```python\ndef f(z", "admitted", third),
+                Proposal(r, "deduction", 3, prompt, "```python\ndef f(", "no_code"),
+            ]
+        )
+        # Solved 1 of 4 (reward 0.75), 3 of 4 (0.25), never (0): the reward is stored with
+        # the proposal by the round's rewards step.
+        bank.set_proposal_rewards(r, {first: 0.75, second: 0.25, third: 0.0})
+        rows = proposer_sft_rows(bank)
+        program = bank.get(first).program
+        assert [row["task_id"] for row in rows].count(first) == 3 == SFT_REPEATS
+        assert [row["task_id"] for row in rows].count(second) == 1
+        assert third not in {row["task_id"] for row in rows}
+        # The admitted program is the completion, not the text the model wrote.
+        assert rows[0]["completion"][0]["content"] == f"```python\n{program}```"
+        assert rows[0]["prompt"] == prompt
+        result = train(
+            bank,
+            TrainConfig(method="sft", role="proposer", model="smollm2-135m", max_steps=1),
+            tmp_path / "proposer",
+        )
+        assert result.rows == 4 and bank.model(result.model_id).role == "proposer"
