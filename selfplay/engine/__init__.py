@@ -2,7 +2,8 @@
 `selfplay.config.RunConfig`)."""
 
 from selfplay.engine.build import make_run_backend, make_run_verifier
-from selfplay.engine.rounds import RoundSummary, SelfPlay, metrics_path, proposer_rewards
+from selfplay.engine.rounds import SelfPlay
+from selfplay.engine.summary import RoundSummary, metrics_path, proposer_rewards
 
 __all__ = [
     "RoundSummary",
