@@ -119,9 +119,14 @@ def loop(
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
     else:
-        from pipelines.console import stdout
+        from pipelines.console import stderr, stdout
 
         stdout.print(table(rows))
+        for r in rows:
+            for warning in r.warnings:
+                stderr.print(
+                    f"warning: iteration {r.iteration}: {warning}: the proposer may be collapsing"
+                )
     typer.echo(f"learning curve: {png}", err=True)
 
 

@@ -1,8 +1,9 @@
 """The loop's learning curve: one PNG, four panels, x axis in whole iterations.
 
 Held-out and HumanEval pass@1 with their 95% intervals; the training signal (mean GRPO
-reward, or mean loss for SFT/DPO); the bank's size and the tasks each round admitted; the
-share of the iteration's attempts and rollouts with a reward-hacking signal.
+reward, or mean loss for SFT/DPO); the bank's size and the tasks each round admitted, with the
+round's frontier yield and diversity in an inset; the share of the iteration's attempts and
+rollouts with a reward-hacking signal.
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
     twin.set_ylim(bottom=0)
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("bank")
+    # The round's health on the same axes' scale of 0 to 1 would hide the bank's growth: it
+    # goes on a strip of its own under the bank panel's title.
+    health = [(r.iteration, r.frontier_yield, r.diversity) for r in rows if r.round is not None]
+    if health:
+        inset = ax.inset_axes([0.02, 0.62, 0.35, 0.33])
+        its = [h[0] for h in health]
+        inset.plot(its, [h[1] or 0 for h in health], marker=".", label="frontier yield")
+        inset.plot(its, [h[2] or 0 for h in health], marker=".", label="diversity")
+        inset.set_ylim(0, 1)
+        inset.tick_params(labelsize=6)
+        inset.legend(fontsize=6, loc="lower left")
 
     ax = axes[1, 1]
     hacks = [(r.iteration, r.hack_signal_rate) for r in rows if r.hack_signal_rate is not None]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,11 @@ class IterationRow:
     humaneval_interval: list[float] | None = None
     hack_signal_rate: float | None = None
     proposer: str = "-"
+    # The round's health (`selfplay.engine.health`) and its warnings.
+    yield_rate: float | None = None
+    frontier_yield: float | None = None
+    diversity: float | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -293,6 +298,10 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
             row.round = steps["round"]["round"]
             row.admitted = summary.get("admitted", 0)
             row.bank_tasks = summary.get("bank_tasks", 0)
+            row.yield_rate = summary.get("yield_rate")
+            row.frontier_yield = summary.get("frontier_yield")
+            row.diversity = summary.get("diversity")
+            row.warnings = list(summary.get("warnings", []))
         solver = steps.get("train.solver") or {}
         row.train_steps = solver.get("steps", 0)
         log = solver.get("log") or []

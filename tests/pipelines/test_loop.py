@@ -112,6 +112,8 @@ def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_
     assert first["train_steps"] == 2 and first["train_loss"] is not None
     assert first["held_out"] is not None and len(first["held_out_interval"]) == 2
     assert first["humaneval"] is not None and first["bank_tasks"] >= rows[0]["bank_tasks"] > 0
+    # The round's health reaches the loop's rows (the table, the JSON and the curve).
+    assert first["yield_rate"] is not None and "frontier_yield" in first and "diversity" in first
     assert Path(tmp_path / "b.loop.png").stat().st_size > 10_000
 
     with Bank(bank) as store:

@@ -215,7 +215,7 @@ def test_the_command_generates_and_grades_on_a_ray_cluster(tmp_path, ray_cluster
     completions.write_text(json.dumps([program, "2)\nf(3)\nf(-1)\n```", "```python\n2\n```"]))
     config = tmp_path / "c.yaml"
     config.write_text(
-        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n"
+        "kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n  probe_tasks: 0\n"
         "solver:\n  tasks: 0\n  samples: 1\n"
     )
     bank = tmp_path / "b.db"
@@ -295,7 +295,8 @@ def test_a_round_with_the_real_bundled_model(tmp_path, backend):
     config = tmp_path / "c.yaml"
     config.write_text(
         "kinds: [deduction]\n"
-        "proposer:\n  proposals_per_kind: 1\n  references: 1\n  reference_chars: 200\n"
+        "proposer:\n  proposals_per_kind: 1\n  probe_tasks: 1\n  references: 1\n"
+        "  reference_chars: 200\n"
         "  max_new_tokens: 80\n  input_max_new_tokens: 24\n"
         "solver:\n  tasks: 1\n  samples: 1\n  literal_max_new_tokens: 16\n"
     )
@@ -319,4 +320,5 @@ def test_a_round_with_the_real_bundled_model(tmp_path, backend):
         assert len(new) == metrics["admitted"]
         assert all(t.proposer == "bundled" and t.round_id == 1 for t in new)
         attempts = b.conn.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
-    assert attempts == 1 + len(new)
+    # One probe task (this solver had attempted nothing), one curriculum pick, each new task.
+    assert attempts == 1 + 1 + len(new)
