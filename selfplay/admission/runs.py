@@ -108,7 +108,8 @@ def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int, keep: in
             dropped.setdefault("output_not_literal", out[:200])
         else:
             ran.append((n, args, out))
-    kept = _choose(ran, c.draft.get("written_inputs", len(c.inputs)), keep)
+    written = c.draft.get("written_inputs", len(c.inputs))  # the model's come first
+    kept = _choose(ran, written, keep)
     if len(kept) < kinds.get(c.kind).proposal_inputs:
         name = next((d for d in DROPPED if d in dropped), None)
         if name is None:
@@ -122,7 +123,6 @@ def proposal_outputs(c: Candidate, verdict: Any, max_output_chars: int, keep: in
             return Reason("constant_output", f"every input gives {kept[0][2][:100]}")
         if returns_its_input([a for _, a, _ in kept], [o for _, _, o in kept]):
             return Reason("returns_input", "f returns each of its inputs unchanged")
-    written = c.draft.get("written_inputs", len(c.inputs))
     c.draft.setdefault("metadata", {})["synthesized_inputs"] = sum(n >= written for n, _, _ in kept)
     c.inputs = [a for _, a, _ in kept]
     c.outputs = [o for _, _, o in kept]

@@ -198,6 +198,18 @@ class SelfPlay:
 
     # ---- steps ----------------------------------------------------------------------
 
+    def _solver(self, round_id: int, offset: int) -> Solver:
+        """This round's solver, sampling with its own seed for the step at `offset`."""
+        c = self.config
+        return Solver(
+            self.backend,
+            self.verifier,
+            c.solver,
+            name=self.solver_name,
+            seed=c.seed + 1000 * round_id + offset,
+            progress=self.progress,
+        )
+
     def _probe(self, round_id: int, kinds: list[str]) -> None:
         """Attempt a few bank tasks of each kind this solver has never attempted, before
         proposing: the references are meant to be tasks it solves sometimes, and with no
@@ -218,15 +230,7 @@ class SelfPlay:
         tasks = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         if not tasks:
             return  # nothing to probe: no step to record (a resumed round looks again)
-        solver = Solver(
-            self.backend,
-            self.verifier,
-            c.solver,
-            name=self.solver_name,
-            seed=c.seed + 1000 * round_id + 400,
-            progress=self.progress,
-        )
-        report = solver.attempt(tasks, round_id=round_id, step=round_id)
+        report = self._solver(round_id, 400).attempt(tasks, round_id=round_id, step=round_id)
         self.bank.add_attempts(report.attempts)
         self._commit(
             round_id, "probe", {"tasks": [t.id for t in tasks], "statuses": dict(report.statuses)}
@@ -302,14 +306,7 @@ class SelfPlay:
             picked = self._select(stats, c.solver.tasks, c.seed + 7919 * round_id + 97)
             plan = {"tasks": new + [i for i in picked if i not in new]}
             self._commit(round_id, "solve.plan", plan)
-        solver = Solver(
-            self.backend,
-            self.verifier,
-            c.solver,
-            name=self.solver_name,
-            seed=c.seed + 1000 * round_id + 500,
-            progress=self.progress,
-        )
+        solver = self._solver(round_id, 500)
         attempted = self.bank.attempted_task_ids(round_id, solver.name)
         todo = [i for i in plan["tasks"] if i not in attempted]
         tasks = [t for t in (self.bank.get(i) for i in todo) if t is not None]

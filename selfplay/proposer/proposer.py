@@ -243,9 +243,10 @@ class Proposer:
         """Screen `cand` again with its program mended; the mend is kept only if it helps."""
         if program is None:
             return
-        reason = cand.reason
+        before = cand.reason.name if cand.reason else None
         cand.program, cand.reason, cand.screened = program, None, False
-        if self.admission.screen(cand) is None or cand.reason.name != (reason and reason.name):
+        after = self.admission.screen(cand)
+        if after is None or after.name != before:
             cand.draft.setdefault("metadata", {})["repaired"] = how
 
     def _inputs(self, candidates: list[Candidate], shown: dict[str, list[str]]) -> None:
@@ -253,13 +254,14 @@ class Proposer:
         (`synthesis`): admission keeps those that return (`runs.proposal_outputs`). A
         codegen program without a docstring gets one written in the same call."""
         c = self.config
-        undocumented = [
-            x
+        heads = {
+            id(x): head
             for x in candidates
             if x.reason is not None
             and x.reason.name == "no_description"
-            and signature(x.program, ENTRY_POINT)
-        ]
+            and (head := signature(x.program, ENTRY_POINT))
+        }
+        undocumented = [x for x in candidates if id(x) in heads]
         asked = [x for x in candidates if x.alive] + undocumented
         if not asked:
             return
@@ -267,11 +269,7 @@ class Proposer:
             render("proposer_inputs", program=(x.program or "").rstrip(), count=c.inputs_per_task)
             for x in asked
         ] + [
-            render(
-                "proposer_docstring",
-                program=(x.program or "").rstrip(),
-                signature=signature(x.program, ENTRY_POINT),
-            )
+            render("proposer_docstring", program=(x.program or "").rstrip(), signature=heads[id(x)])
             for x in undocumented
         ]
         self.progress("inputs", 0, len(prompts))
