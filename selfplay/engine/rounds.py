@@ -300,8 +300,11 @@ class SelfPlay:
         plan = self._done(round_id, "solve.plan")
         if plan is None:
             new = self._new_ids(round_id)
+            # The round's probe attempted its tasks already: picked again, they would count
+            # as done and be skipped (attempts are resumed by task, round and solver).
+            probed = (self._done(round_id, "probe") or {}).get("tasks", [])
             stats = self._stats(round_id)
-            stats = stats[~stats.index.isin(new)]
+            stats = stats[~stats.index.isin(new + probed)]
             stats.attrs["step"] = round_id
             picked = self._select(stats, c.solver.tasks, c.seed + 7919 * round_id + 97)
             plan = {"tasks": new + [i for i in picked if i not in new]}

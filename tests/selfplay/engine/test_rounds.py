@@ -222,3 +222,24 @@ def test_a_solver_new_to_a_kind_attempts_a_few_of_its_tasks_before_proposing(
         # Next round the solver has attempts of both kinds: nothing is probed.
         SelfPlay(bank, backend, verifier_3s, cfg).run()
         assert bank.journal("round").get(3, "probe") is None
+
+
+def test_probed_tasks_are_not_the_curriculums_picks_of_the_same_round(
+    seeded, tmp_path, verifier_3s
+):
+    shutil.copy(seeded, tmp_path / "bank.db")
+    cfg = config().model_copy(deep=True)
+    cfg.proposer.probe_tasks = 3
+    cfg.solver.tasks = 10_000  # the curriculum picks every task it may
+    cfg.kinds = ["abduction"]
+    with Bank(tmp_path / "bank.db") as bank:
+        SelfPlay(bank, ScriptedBackend("scripted", script=reply), verifier_3s, cfg).run()
+        journal = bank.journal("round")
+        probed, plan = set(journal.get(2, "probe")["tasks"]), journal.get(2, "solve.plan")["tasks"]
+        attempts = bank.conn.execute(
+            "SELECT task_id, COUNT(*) FROM attempts WHERE round_id = 2 GROUP BY task_id"
+        ).fetchall()
+    # Picked again, a probed task would count as attempted already and its solve be skipped.
+    assert len(probed) == 3 and not probed & set(plan)
+    assert len(plan) > 3 and {t for t, _ in attempts} == probed | set(plan)
+    assert all(n == cfg.solver.samples for _, n in attempts)
