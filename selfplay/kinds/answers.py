@@ -134,13 +134,21 @@ def same_repr(answer: str, expected: str) -> bool:
 
 def call_arguments(text: str, entry_point: str | None) -> str | None:
     """The arguments of an abduction answer as source text: `3, [1, 2]`, `f(3, [1, 2])` or
-    `f(s='ab')` (keywords kept); each argument must be a value. None if it is not one."""
+    `f(s='ab')` (keywords kept), or the one call statements make (`_one_call`); each argument
+    must be a value. None if it is not one."""
     if len(text) > MAX_VALUE_CHARS:
         return None
     try:
         body = ast.parse(text.strip(), mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+        return _one_call(text, entry_point)
+    args = _arguments(body, entry_point)
+    if args is None:  # `f(6, 3) == 20`, `print(f(6, 3))`: an expression around the call
+        return _one_call(text, entry_point)
+    return args
+
+
+def _arguments(body: ast.expr, entry_point: str | None) -> str | None:
     keywords: list[ast.keyword] = []
     if (
         isinstance(body, ast.Call)
@@ -174,6 +182,33 @@ def call_arguments(text: str, entry_point: str | None) -> str | None:
             return None
         rendered.append(f"{kw.arg}={ast.unparse(kw.value)}")
     return ", ".join(rendered)
+
+
+def _one_call(text: str, entry_point: str | None) -> str | None:
+    """The arguments of the one call an answer written as statements makes: `result = f(6, 3)`,
+    `print(f(6, 3))`, `assert f(6, 3) == 20`, often after the model copied the program out.
+    A small model answers this way more often than with a bare call, and a right answer read
+    as no answer is a wrong reward. Only calls outside any definition count (a copied body's
+    own calls are not the answer), and only when they all are one call: an answer listing
+    several candidates is not an answer, so listing them gains a policy nothing."""
+    try:
+        module = ast.parse(text.strip())
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names = {entry_point, "f"}
+    found: set[str] = set()
+    pending: list[ast.AST] = list(module.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+            args = _arguments(node, entry_point)
+            if args is None:
+                return None  # a call the answer makes with names or expressions: not literal
+            found.add(args)
+        pending.extend(ast.iter_child_nodes(node))
+    return found.pop() if len(found) == 1 else None
 
 
 # The end-of-turn and padding tokens of the major chat templates, for when the tokenizer that

@@ -101,3 +101,26 @@ def test_a_tokenizers_own_special_tokens_are_stripped_where_it_is_known():
     assert strip_special_tokens("ok <|eot_id|>", special) == "ok"
     assert strip_special_tokens("ok [END] more", special) == "ok [END] more"  # only at the end
     assert strip_special_tokens("ok  ", special) == "ok  "  # nothing stripped, nothing changed
+
+
+def test_the_one_call_an_answer_written_as_statements_makes_is_its_answer():
+    copied = "def f(n, k):\n    return f(n - 1, k) + 1\n\nresult = f(6, 3)\nprint(result)\n"
+    assert call_arguments(copied, "f") == "6, 3"  # the copied body's own call is not counted
+    assert call_arguments("f(6, 3) == 20", "f") == "6, 3"
+    assert call_arguments("print(f([10, 12]))  # 9", "f") == "[10, 12]"
+    assert call_arguments("assert f([1, 2], k=1) == 3", "f") == "[1, 2], k=1"
+    assert call_arguments("print(f('ab'))\nprint(f('ab'))", "f") == "'ab'"  # one call, twice
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "print(f(1))\nprint(f(2))",  # two candidates: no one answer
+        "x = [1]\nf(x)",  # a name, not a value
+        "def g():\n    return f(1)\n",  # only inside a definition
+        "result = g(1)",  # another function
+        "f(1) +",  # not Python
+    ],
+)
+def test_statements_without_exactly_one_literal_call_are_no_answer(text):
+    assert call_arguments(text, "f") is None
