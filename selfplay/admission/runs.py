@@ -172,7 +172,7 @@ def build(c: Candidate) -> Reason | None:
     assert c.program is not None
     row = {
         **{k: v for k, v in c.draft.items() if k in ("entry_point", "source", "tags")},
-        "prompt": c.draft.get("prompt") or kinds.get(c.kind).statement(c.program, ep),
+        "prompt": c.draft.get("prompt") or kinds.get(c.kind).statement(c.program, ep, pairs),
         "kind": c.kind,
         "program": c.program,
         "tests": [test_of(ep, x, y) for x, y in pairs],  # type: ignore[arg-type]

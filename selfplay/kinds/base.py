@@ -13,6 +13,7 @@ reward agree by construction.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,8 +149,11 @@ class Kind:
             return "too_few_examples", f"{self.name} needs {self.min_examples}"
         return None
 
-    def statement(self, program: str, entry_point: str) -> str:
-        """The statement of a task the proposer wrote with this program."""
+    def statement(
+        self, program: str, entry_point: str, examples: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """The statement of a task the proposer wrote with this program; `examples` are its
+        verified (arguments, output) pairs, in the order admission kept them."""
         return self.proposed_statement
 
     def describe(self, task: Task, shown: list[dict], block: str) -> str:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from typing import Any
 
 from selfplay.kinds.base import NO_ANSWER, PASSED, Kind, Score, fail
 from selfplay.kinds.fences import fence, last_code_block
 from selfplay.task import Task
 from selfplay.verifier.records import Verdict
+
+# A proposed task shows up to SHOWN_EXAMPLES of its tests as examples, keeping HIDDEN_TESTS unseen.
+SHOWN_EXAMPLES = 2
+HIDDEN_TESTS = 2
 
 
 class Codegen(Kind):
@@ -45,8 +50,15 @@ class Codegen(Kind):
         partial = passed / total if gt.reward == "fraction" and total else 0.0
         return Score(partial, verdict.status, True, passed, total, verdict.detail)
 
-    def statement(self, program: str, entry_point: str) -> str:
-        """A proposed task's statement: its signature and docstring."""
+    def statement(
+        self, program: str, entry_point: str, examples: Sequence[tuple[str, str]] = ()
+    ) -> str:
+        """A proposed task's statement: its signature, its docstring and, as HumanEval's
+        docstrings do, calls with their results. A model's docstring rarely pins down what a
+        function returns (`an appropriate message`), and a task whose exact outputs no reader
+        could know is graded on guessing, never at anyone's frontier. At least
+        `HIDDEN_TESTS` of the tests are never shown: a program that only recalls the
+        examples fails those."""
         fn = next(
             n
             for n in ast.parse(program).body
@@ -55,7 +67,12 @@ class Codegen(Kind):
         signature = f"{entry_point}({ast.unparse(fn.args)})"
         if fn.returns is not None:
             signature += f" -> {ast.unparse(fn.returns)}"
-        return f"Write `{signature}`.\n\n{ast.get_docstring(fn)}"
+        text = f"Write `{signature}`.\n\n{ast.get_docstring(fn)}"
+        shown = list(examples)[: max(0, min(SHOWN_EXAMPLES, len(examples) - HIDDEN_TESTS))]
+        if shown:
+            calls = "\n".join(f">>> {entry_point}({x})\n{y}" for x, y in shown)
+            text += f"\n\nFor example:\n{calls}"
+        return text
 
     def describe(self, task: Task, shown: list[dict], block: str) -> str:
         return f"Exercise: {task.prompt.strip()}\nSolution:\n{block}"
