@@ -36,7 +36,7 @@ RUN_KEY = "selfplay.run"
 SOLVE_CHUNK = 32
 # Tasks of each never-attempted kind the solver tries before the first proposals (`_probe`):
 # one batch on vLLM, a small one where every sequence costs.
-PROBE_VLLM = 8
+PROBE_VLLM = 4
 PROBE_DEFAULT = 1
 
 Progress = Callable[[str, int, int], None]
@@ -219,6 +219,7 @@ class SelfPlay:
         c = self.config
         size = c.proposer.probe_tasks
         if size is None:
+            self.backend.load()  # `auto` knows its engine once loaded; the probe loads it anyway
             size = PROBE_VLLM if engine_name(self.backend) == "vllm" else PROBE_DEFAULT
         rng = np.random.default_rng(c.seed + 7919 * round_id + 31)
         picked: list[str] = []

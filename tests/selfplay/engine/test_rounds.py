@@ -243,3 +243,32 @@ def test_probed_tasks_are_not_the_curriculums_picks_of_the_same_round(
     assert len(probed) == 3 and not probed & set(plan)
     assert len(plan) > 3 and {t for t, _ in attempts} == probed | set(plan)
     assert all(n == cfg.solver.samples for _, n in attempts)
+
+
+class ChosenOnLoad(ScriptedBackend):
+    """Like `auto`: says which engine generates only once loaded (here: vLLM)."""
+
+    def __init__(self) -> None:
+        super().__init__("scripted", script=reply)
+        self.chosen: str | None = None
+
+    def _load(self) -> None:
+        super()._load()
+        self.chosen = "vllm"
+
+
+def test_the_probe_size_follows_the_engine_a_backend_chooses_when_it_loads(
+    seeded, tmp_path, verifier_3s
+):
+    from selfplay.engine.rounds import PROBE_DEFAULT, PROBE_VLLM
+
+    shutil.copy(seeded, tmp_path / "bank.db")
+    cfg = config().model_copy(deep=True)
+    cfg.proposer.probe_tasks = None  # the engine's size
+    cfg.solver.tasks = 0
+    cfg.kinds = ["abduction"]
+    with Bank(tmp_path / "bank.db") as bank:
+        SelfPlay(bank, ChosenOnLoad(), verifier_3s, cfg).run()
+        probe = bank.journal("round").get(2, "probe")
+    # Asked before loading, the backend had no engine yet and got the small probe.
+    assert PROBE_VLLM > PROBE_DEFAULT and len(probe["tasks"]) == PROBE_VLLM
