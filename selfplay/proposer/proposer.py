@@ -198,7 +198,9 @@ class Proposer:
             f"Puzzle {i + 1}:\n{_show_reference(t, self.config.reference_chars)}"
             for i, t in enumerate(references)
         )
-        return render(f"proposer_{kind}", references=shown or "(none yet)")
+        return render(
+            f"proposer_{kind}", references=shown or "(none yet)", max_lines=self.config.max_lines
+        )
 
     def _programs(
         self, requests: dict[str, list[Task]], round_id: int | None, first: dict[str, int]

@@ -227,6 +227,8 @@ def test_each_kind_makes_a_task(admission, bank, kind, propose):
     assert task.kind == kind and len(task.examples) == 5
     if kind == "codegen":
         assert task.prompt.startswith("Write `f(x)`.") and "three times x" in task.prompt
+        # Two of its five tests are shown as calls with their results; three stay unseen.
+        assert task.prompt.count(">>> f(") == 2 and ">>> f(1)\n2\n>>> f(2)\n4" in task.prompt
 
 
 def test_rejections_are_recorded_in_the_bank(admission, bank, propose):
@@ -283,3 +285,12 @@ def test_a_program_cut_off_or_followed_by_prose_is_trimmed_once(admission, bank,
     task = bank.get(report.admitted_ids[0])
     assert task.program == "def f(x):\n    y = x * 7\n    return y - 2\n"
     assert report.repaired == {"trimmed": 1}
+
+
+@pytest.mark.parametrize("kind", ["deduction", "abduction", "induction", "codegen"])
+def test_the_program_prompt_asks_for_the_configured_length(admission, kind, replay):
+    backend = replay(['x):\n    """Return x plus 5."""\n    return x + 5\n'], (INPUTS,), ())
+    config = ProposerConfig(proposals_per_kind=1, max_lines=4)
+    Proposer(backend, admission, config).propose(kind, [], round_id=None)
+    program_prompt = backend.prompts[0].messages[-1]["content"]
+    assert "at most 4 lines" in program_prompt and "12 lines" not in program_prompt
