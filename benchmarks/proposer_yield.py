@@ -3,7 +3,7 @@ makes it yield more at the solver's frontier.
 
 Part 1, the default round: `selfplay run --rounds 1` on a fresh bank, once per seed. Per
 seed: proposals, admitted (by kind), the frontier (admitted tasks the round's solver solved
-sometimes but not always over its 4 attempts), the health figures and the wall time,
+sometimes but not always over its 8 attempts), the health figures and the wall time,
 model load included. Targets: at least 30% admitted, every kind admitted at least once, at
 least 25% of the admitted at the frontier, within 10 minutes.
 
@@ -13,12 +13,15 @@ its admitted programs the solver solved sometimes, each repeated by its learnabi
 (`selfplay.training.data.proposer_sft_rows`). Two copies of that bank then run one round
 each with the same seed, the same references and a fixed count of programs (untrained: the
 bundled model proposes; trained: the trained one does). Both arms' admitted tasks are then
-attempted by the same solver, the bundled model, 4 times each, so the frontier is measured
+attempted by the same solver, the bundled model, 8 times each, so the frontier is measured
 against one solver. Reported per arm: proposals, admitted, frontier, frontier per 100
 proposals with its Wilson interval, diversity (distinct program shapes / admitted); and
 Fisher's exact two-sided p for frontier per proposal, trained against untrained.
 
     python benchmarks/proposer_yield.py --seeds 0,1,2 --train --out benchmarks/figures/proposer_yield.json
+
+`--train-only --keep DIR` runs part 2 alone on DIR's bank of the first seed (part 1 run before
+with `--keep DIR`) and keeps the rounds already in `--out`.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from selfplay.engine.health import program_shape
 from task_bank.store import Bank
 
 KINDS = ("deduction", "abduction", "induction", "codegen")
-ATTEMPTS = 4
+ATTEMPTS = 8  # the default round's attempts per task
 
 
 def selfplay(*args: str) -> subprocess.CompletedProcess:
@@ -214,20 +217,29 @@ def main() -> None:
     parser.add_argument("--per-kind", type=int, default=64, help="programs a kind in each arm")
     parser.add_argument("--keep", type=Path, help="keep the banks here")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--train-only", action="store_true", help="part 2 on --keep's bank")
     args = parser.parse_args()
+    if args.train_only and not (args.keep and args.out):
+        parser.error("--train-only needs --keep (the banks of part 1) and --out")
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="selfplay-yield-"))
     workdir.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
     report: dict = {"rounds": []}
-    for seed in seeds:
+    if args.train_only and args.out.exists():
+        report["rounds"] = json.loads(args.out.read_text()).get("rounds", [])
+    for seed in [] if args.train_only else seeds:
         report["rounds"].append(default_round(seed, workdir))
         print(json.dumps(report["rounds"][-1]), flush=True)
-    if args.train:
+    if args.train or args.train_only:
         report["proposer_training"] = proposer_training(
             workdir, seeds[0], args.data_rounds, args.steps, args.per_kind
         )
         print(json.dumps(report["proposer_training"], default=str), flush=True)
     if args.out:
+        if not (args.train or args.train_only) and args.out.exists():  # keep part 2's figures
+            kept = json.loads(args.out.read_text()).get("proposer_training")
+            if kept is not None:
+                report["proposer_training"] = kept
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
