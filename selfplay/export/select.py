@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from selfplay.admission.normalize import ast_hash
 from selfplay.rewards.ground_truth import GroundTruth, InvalidGroundTruth
 from selfplay.task import Task
 from task_bank.store import Bank
@@ -157,7 +158,6 @@ def _keep(task: Task, attempts: int, successes: int, opts: ExportOptions) -> str
 
 def select(bank: Bank, opts: ExportOptions) -> Selection:
     """The tasks of `bank` (a `task_bank.store.Bank`) that the options keep, split."""
-    import numpy as np
 
     from curricula.posterior import estimate
 
@@ -189,8 +189,30 @@ def select(bank: Bank, opts: ExportOptions) -> Selection:
         for item in selection.items:
             item.split = item.band
     elif opts.split == "random" and len(selection.items) > 1 and opts.test_fraction > 0:
-        n_test = max(1, round(opts.test_fraction * len(selection.items)))
-        order = np.random.default_rng(opts.seed).permutation(len(selection.items))
-        for position in order[:n_test]:
-            selection.items[int(position)].split = "test"
+        _split_by_program(selection.items, opts.test_fraction, opts.seed)
     return selection
+
+
+def _split_by_program(items: list[Item], fraction: float, seed: int) -> None:
+    """About `fraction` of the items to "test", whole programs at a time: the tasks whose
+    programs are one after normalisation (`ast_hash`: names, docstrings and layout aside)
+    share a side. A test task whose program is in train under another input is a memory
+    exercise, not a held-out task: the split is what `eval bank` measures and what
+    training's held-out exclusion leaves out."""
+    import numpy as np
+
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(ast_hash(item.task.program), []).append(item)
+    keys = list(groups)
+    wanted = max(1, round(fraction * len(items)))
+    taken = 0
+    for position in np.random.default_rng(seed).permutation(len(keys)):
+        group = groups[keys[int(position)]]
+        if taken >= wanted:
+            break
+        if taken + len(group) >= len(items):
+            continue  # the train split keeps at least one program
+        for item in group:
+            item.split = "test"
+        taken += len(group)

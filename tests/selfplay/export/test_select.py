@@ -82,3 +82,43 @@ def test_options_reject_unknown_fields_and_contradictions():
         ExportOptions(min_solve_rate=0.8, max_solve_rate=0.2)
     with pytest.raises(ValidationError, match="split"):
         ExportOptions(split="by_length")
+
+
+def test_tasks_of_one_program_share_a_side_of_the_random_split(tmp_path):
+    from selfplay.admission.normalize import ast_hash
+    from task_bank.schema import parse_task
+
+    # 12 programs, each under 3 inputs and 3 spellings (names and a docstring aside, one
+    # program): a test task whose program is in train under another input is not held out.
+    spellings = [
+        "def f(x):\n    return x * {k} + {k}\n",
+        "def f(y):\n    return y * {k} + {k}\n",
+        'def f(n):\n    """Scale and shift."""\n    return n * {k} + {k}\n',
+    ]
+    tasks = [
+        parse_task(
+            {
+                "id": f"t{k}-{x}",
+                "kind": "deduction",
+                "prompt": "Predict the value that `f` returns.",
+                "program": spelling.format(k=k),
+                "entry_point": "f",
+                "tests": [f"assert f({x}) == {x * k + k}"],
+                "examples": [{"input": str(x), "output": str(x * k + k)}],
+            }
+        )
+        for k in range(2, 14)
+        for x, spelling in enumerate(spellings)
+    ]
+    with Bank(tmp_path / "bank.db") as bank:
+        hashes = [ast_hash(t.program) for t in tasks]
+        assert len(set(hashes)) == 12
+        bank.add_tasks(tasks, ast_hashes=hashes, dedup_keys=[t.id for t in tasks])
+        for seed in range(6):
+            items = select(bank, ExportOptions(test_fraction=0.3, seed=seed)).items
+            sides: dict[str, set[str]] = {}
+            for item in items:
+                sides.setdefault(ast_hash(item.task.program), set()).add(item.split)
+            assert len(items) == 36 and all(len(s) == 1 for s in sides.values()), sides
+            test = sum(i.split == "test" for i in items)
+            assert test % 3 == 0 and 9 <= test <= 12  # about 30%, whole programs
