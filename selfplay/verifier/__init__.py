@@ -67,8 +67,11 @@ What the solution process can reach
   core_pattern, drop_caches, the network settings), so nothing under /proc but a row's own
   processes' entries is writable from a row (tested by walking /proc). Kernel-wide counters
   under /proc (`osutil.STILL_COUNTERS`: /proc/stat, vmstat, meminfo, loadavg, dentry-state,
-  slab and interrupt counts...) are still copies taken when the worker started. A row's
-  processes get the same PID numbers in the worker's namespace every row.
+  slab and interrupt counts...) are still copies taken when the worker started. The host's
+  physical-memory tables (`osutil.HOST_TABLES`: /proc/kpageflags, kpagecount, kpagecgroup,
+  one entry per page frame, the page cache's among them; mode 0400 was all that guarded them
+  from a uid-0 row) read as empty files. A row's processes get the same PID numbers in the
+  worker's namespace every row.
 - IPC and kernel state: SysV shared memory, semaphores, message queues and POSIX message
   queues live in the row's own IPC namespace; kernel keyrings, new user namespaces, mounts,
   bpf, perf events, userfaultfd, io_uring, module loading and sockets other than Unix and IP

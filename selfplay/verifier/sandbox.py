@@ -54,7 +54,7 @@ REQUIRED = {
     "private_scratch": "private scratch space renewed between rows",
     "privileges_dropped": "dropped capabilities",
     "kernel_settings_read_only": "read-only kernel settings (/proc/sys)",
-    "kernel_counters_still": "still copies of /proc's kernel-wide counters",
+    "kernel_counters_still": "still copies of /proc's kernel-wide counters, no page tables",
     "seccomp": "seccomp filter",
 }
 _FIX = (

@@ -106,9 +106,16 @@ STILL_COUNTERS = (
 )  # fmt: skip
 
 
+# The host's physical-memory tables: a flag word and a map count per page frame of the machine,
+# the page cache's pages among them. Rows run as uid 0, and the files' mode (0400, root) is
+# all that guards them. Nothing a graded program needs is there: each reads as an empty file.
+HOST_TABLES = ("/proc/kpageflags", "/proc/kpagecount", "/proc/kpagecgroup")
+
+
 def still_counters(place: str) -> bool:
     """Bind a still copy of each of STILL_COUNTERS (written to the tmpfs at `place`, then made
-    read-only) over it; False if one that exists could not be replaced."""
+    read-only) over it, and an empty file over each of HOST_TABLES; False if one that exists
+    could not be replaced."""
     copies = []
     for i, path in enumerate(STILL_COUNTERS):
         try:
@@ -122,6 +129,9 @@ def still_counters(place: str) -> bool:
         with open(copy, "wb") as f:
             f.write(data)
         copies.append((copy, path))
+    empty = f"{place}/empty"
+    open(empty, "wb").close()
+    copies += [(empty, path) for path in HOST_TABLES if os.path.exists(path)]
     if not make_read_only(place):
         return False
     ok = True
