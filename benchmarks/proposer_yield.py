@@ -37,11 +37,12 @@ from collections import Counter
 from math import comb
 from pathlib import Path
 
+from selfplay.config import SolverConfig
 from selfplay.engine.health import program_shape
 from task_bank.store import Bank
 
 KINDS = ("deduction", "abduction", "induction", "codegen")
-ATTEMPTS = 8  # the default round's attempts per task
+ATTEMPTS = SolverConfig().samples  # the default round's attempts per task
 
 
 def selfplay(*args: str) -> subprocess.CompletedProcess:
@@ -224,9 +225,9 @@ def main() -> None:
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="selfplay-yield-"))
     workdir.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
-    report: dict = {"rounds": []}
-    if args.train_only and args.out.exists():
-        report["rounds"] = json.loads(args.out.read_text()).get("rounds", [])
+    # What --out already holds: part 1's rounds kept by --train-only, part 2's by a part-1 run.
+    previous = json.loads(args.out.read_text()) if args.out and args.out.exists() else {}
+    report: dict = {"rounds": previous.get("rounds", []) if args.train_only else []}
     for seed in [] if args.train_only else seeds:
         report["rounds"].append(default_round(seed, workdir))
         print(json.dumps(report["rounds"][-1]), flush=True)
@@ -236,10 +237,8 @@ def main() -> None:
         )
         print(json.dumps(report["proposer_training"], default=str), flush=True)
     if args.out:
-        if not (args.train or args.train_only) and args.out.exists():  # keep part 2's figures
-            kept = json.loads(args.out.read_text()).get("proposer_training")
-            if kept is not None:
-                report["proposer_training"] = kept
+        if "proposer_training" not in report and "proposer_training" in previous:
+            report["proposer_training"] = previous["proposer_training"]
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2, default=str) + "\n")
 

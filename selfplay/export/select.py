@@ -208,9 +208,9 @@ def _split_by_program(items: list[Item], fraction: float, seed: int) -> None:
     wanted = max(1, round(fraction * len(items)))
     taken = 0
     for position in np.random.default_rng(seed).permutation(len(keys)):
-        group = groups[keys[int(position)]]
         if taken >= wanted:
             break
+        group = groups[keys[int(position)]]
         if taken + len(group) >= len(items):
             continue  # the train split keeps at least one program
         for item in group:
