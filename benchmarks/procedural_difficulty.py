@@ -6,7 +6,8 @@ greedily, with the exported prompt, graded by the exported reward (`selfplay.eva
 Prints pass@1 per depth with its Wilson 95% interval and the reward's reasons, as JSON.
 
     python benchmarks/procedural_difficulty.py [--model bundled] [--kind deduction]
-        [--depths 1,2,4,6] [--per-depth 40] [--max-new-tokens 32] [--seed 0]
+        [--depths 1,2,4,6] [--per-depth 40] [--families arith,lists] [--max-new-tokens 32]
+        [--seed 0]
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def main() -> None:
     parser.add_argument("--kind", default="deduction")
     parser.add_argument("--depths", default="1,2,4,6")
     parser.add_argument("--per-depth", type=int, default=40)
+    parser.add_argument("--families", default="arith,lists", help="procedural families")
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -44,7 +46,8 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, Verifier(workers=2) as verifier:
         with Bank(Path(tmp) / "bank.db") as bank:
-            candidates = procedural.candidates(args.kind, depths, args.per_depth, seed=args.seed)
+            candidates = procedural.candidates(args.kind, depths, args.per_depth, seed=args.seed,
+                                               families=args.families.split(","))  # fmt: skip
             report = Admission(bank, verifier, AdmissionConfig(decontaminate=False)).admit(
                 candidates
             )

@@ -1,14 +1,16 @@
 """The difficulty graph: tasks as nodes, and what we know about how they relate as edges.
 
 Built from plain inputs, so it does not depend on how the bank stores things:
-- task records `{"id", "kind"?, "skill"?, "tags"?}` (the skill is `skill`, else the first tag),
+- task records `{"id", "kind"?, "skill"?, "tags"?}` (the skill is `skill`, else the first tag;
+  the tags `family:<name>` and `level-<n>` of a procedural task are its family and level),
 - lineage pairs `(parent_id, child_id)`: the proposer derived the child from the parent,
 - neighbour lists `{id: [(neighbour_id, similarity), ...]}` from the bank's vector index,
 - solve statistics (`stats`, as schedulers get them), which add difficulty-order edges.
 
 `graph` is a `networkx.DiGraph` in the form schedulers take: an edge `u -> v` with
 `prerequisite=True` means u is easier than or a prerequisite of v. Every edge has a
-`relation`: "lineage" (parent -> child), "order" (observed: u is solved clearly more often
+`relation`: "lineage" (parent -> child), "level" (a task of a procedural family's level n - 1
+-> one of level n: each task gets up to `LEVEL_LINKS` of them), "order" (observed: u is solved clearly more often
 than v, both well measured) or "similar" (stored both ways, `prerequisite=False`; it lends
 posterior evidence but orders nothing). When observed order contradicts an edge, the
 contradicted edge stops being a prerequisite: observations outrank assumptions.
@@ -19,6 +21,7 @@ any other, and exported as GraphML or as node/edge DataFrames.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,6 +35,9 @@ from curricula.posterior import estimate
 
 NODE_COLUMNS = ("kind", "skill", "attempts", "successes", "pass_rate", "expected_variance")
 EDGE_COLUMNS = ("relation", "prerequisite", "weight", "similarity")
+# Prerequisites a procedural task gets from its family's level below: a few, not all, so a
+# bank of thousands per level stays sparse, and enough that one odd task does not decide.
+LEVEL_LINKS = 3
 
 
 class DifficultyGraph:
@@ -61,12 +67,41 @@ class DifficultyGraph:
             attrs = {"kind": task.get("kind") or "codegen"}
             if skill:
                 attrs["skill"] = str(skill)
+            attrs |= _family_level(tags)
             new += tid not in self.graph
             self.graph.add_node(tid, **attrs)
             for parent in task.get("parents") or ():
                 self._add_lineage(parent, tid)
+        self._link_levels()
         self._changed()
         return new
+
+    def _link_levels(self) -> int:
+        """Give each task of a family's level n > 1 up to `LEVEL_LINKS` prerequisite edges
+        from that family's level n - 1; which ones is spread by a hash of the task id, so the
+        tasks below share the load and the same graph is built in any order of arrival."""
+        groups: dict[tuple[str, int], list] = {}
+        for tid, data in self.graph.nodes(data=True):
+            if data.get("level"):
+                groups.setdefault((data["family"], int(data["level"])), []).append(tid)
+        added = 0
+        for (family, level), ids in groups.items():
+            below = sorted(groups.get((family, level - 1), ()), key=str)
+            for tid in ids:
+                have = sum(
+                    d["relation"] == "level" for _, _, d in self.graph.in_edges(tid, data=True)
+                )
+                start = zlib.crc32(str(tid).encode()) % max(1, len(below))
+                for j in range(len(below)):
+                    if have >= LEVEL_LINKS:
+                        break
+                    parent = below[(start + j) % len(below)]
+                    if not self.graph.has_edge(parent, tid):
+                        self.graph.add_edge(parent, tid, relation="level", prerequisite=True,
+                                            weight=1.0)  # fmt: skip
+                        have += 1
+                        added += 1
+        return added
 
     def add_lineage(self, pairs: Iterable[tuple[Any, Any]]) -> int:
         """Add `parent -> child` edges; returns how many were new."""
@@ -251,6 +286,13 @@ class DifficultyGraph:
     @classmethod
     def read_graphml(cls, path: str) -> DifficultyGraph:
         return cls(nx.DiGraph(nx.read_graphml(path)))
+
+
+def _family_level(tags: Iterable[str]) -> dict[str, Any]:
+    """`{"family", "level"}` from a procedural task's tags, else nothing."""
+    family = next((t[7:] for t in tags if t.startswith("family:")), None)
+    level = next((t[6:] for t in tags if t.startswith("level-") and t[6:].isdigit()), None)
+    return {"family": family, "level": int(level)} if family and level else {}
 
 
 def _present(attrs: Mapping[str, Any]) -> dict[str, Any]:

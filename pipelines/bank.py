@@ -88,13 +88,35 @@ def import_(
 @app.command()
 def generate(
     bank: BankOption = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--family",
+            help="Procedural family (repeat or comma-separate; default: all of them): "
+            "arith, bits, counting, lists, nested, recursion, search, strings.",
+        ),
+    ] = None,
     kind: Annotated[str, typer.Option(help="Task kind: deduction, abduction or induction.")] = (
         "deduction"
     ),
-    depths: Annotated[
-        str, typer.Option(help="Program depths (statements), as a range 1-6 or a list 1,3,5.")
-    ] = "1-6",
-    per_depth: Annotated[int, typer.Option(help="Programs drawn per depth.", min=1)] = 50,
+    levels: Annotated[
+        str,
+        typer.Option(
+            "--levels",
+            "--depths",
+            help="Difficulty levels, as a range 1-5 or a list 1,3,5 (the family's knob: "
+            "statements, recursive calls, sorting passes).",
+        ),
+    ] = "1-5",
+    per_level: Annotated[
+        int,
+        typer.Option(
+            "--per-level",
+            "--per-depth",
+            help="Programs per level, the families taking turns.",
+            min=1,
+        ),
+    ] = 50,
     seed: Annotated[int, typer.Option(help="Generator seed; the same seed draws the same.")] = 0,
     workers: Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)] = 2,
     timeout: Annotated[
@@ -102,14 +124,19 @@ def generate(
     ] = 10.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Draw procedural tasks of chosen depths (no model) and admit them like any proposal."""
-    from selfplay import kinds, procedural
+    """Draw procedural tasks of chosen families and levels (no model) and admit them like any
+    proposal."""
+    from selfplay import families, kinds, procedural
     from selfplay.admission import AdmissionConfig
 
-    levels = _depths(depths)
+    chosen = [n.strip() for f in (family or []) for n in f.split(",") if n.strip()]
+    unknown = [n for n in chosen if n not in families.FAMILIES]
+    if unknown:
+        raise _fail(f"unknown family '{unknown[0]}'; known: {', '.join(families.FAMILIES)}.")
+    levels_ = _levels(levels)
     if kind not in kinds.NAMES or kinds.get(kind).needs_docstring:
         raise _fail(f"kind '{kind}' cannot be generated; use deduction, abduction or induction.")
-    candidates = procedural.candidates(kind, levels, per_depth, seed=seed)
+    candidates = procedural.candidates(kind, levels_, per_level, families=chosen or None, seed=seed)
     _admit_into(
         bank,
         workers,
@@ -151,8 +178,8 @@ def _admit_batches(admission, candidates):
         )
 
 
-def _depths(text: str) -> list[int]:
-    """'1-6' or '1,3,5' -> the depths; a bad spec is one sentence."""
+def _levels(text: str) -> list[int]:
+    """'1-5' or '1,3,5' -> the levels; a bad spec is one sentence."""
     try:
         if "-" in text:
             lo, hi = (int(p) for p in text.split("-", 1))
@@ -162,7 +189,7 @@ def _depths(text: str) -> list[int]:
     except ValueError:
         levels = []
     if not levels or min(levels) < 1 or max(levels) > 50:
-        raise _fail(f"--depths '{text}' is not a range like 1-6 or a list like 1,3,5 of 1 to 50.")
+        raise _fail(f"--levels '{text}' is not a range like 1-5 or a list like 1,3,5 of 1 to 50.")
     return levels
 
 

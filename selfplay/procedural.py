@@ -1,109 +1,74 @@
-"""Procedural tasks: programs of a chosen depth, written without a model.
+"""Procedural tasks: programs of a chosen family and level, written without a model.
 
-A small model's solve rate depends on how many steps it must trace, so a family whose
-programs are `depth` statements long spreads tasks over difficulty on purpose, where
-proposals from a model land wherever the model happens to write. Each program is a chain
-of simple statements on one integer (`int` family) or one list of integers (`list`
-family), drawn from a seeded generator; the inputs are drawn too. The programs are
-proposals without a model: `candidates` makes `selfplay.admission.Candidate`s, and
-admission runs each one twice, builds its tests from the outputs and dedups it like any
-other task. Nothing here computes an output.
+A small model's solve rate depends on how much it must trace, so families whose level sets
+that amount spread tasks over difficulty on purpose, where proposals from a model land
+wherever the model happens to write. The families (`selfplay.families`, one module each)
+draw programs and inputs from a seeded generator; `candidates` makes them
+`selfplay.admission.Candidate`s, and admission runs each one twice, builds its tests from the
+outputs and dedups it like any other task. Nothing here computes an output.
+
+Each task carries its family and level where the rest of the project reads them:
+`metadata` (`family`, `level`, `difficulty` through `families.difficulty`, `seed`) and the
+tags `family:<name>` (the difficulty graph's skill) and `level-<n>` (the graph links a level
+to the one below it, so `frontier` sees levels as prerequisites).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
+from selfplay import families as registry
 from selfplay import kinds
 from selfplay.admission.candidate import Candidate
 
 SOURCE = "procedural"
-FAMILIES = ("int", "list")
-ENTRY_POINT = "f"
-
-# One statement each; `{k}` is a small constant, `{j}` a second one.
-_INT_STEPS: tuple[Callable[[random.Random], str], ...] = (
-    lambda r: f"x = x + {r.randint(1, 9)}",
-    lambda r: f"x = x - {r.randint(1, 9)}",
-    lambda r: f"x = x * {r.randint(2, 3)}",
-    lambda r: f"x = x // {r.randint(2, 4)}",
-    lambda r: f"x = x % {r.randint(5, 13)}",
-    lambda r: f"x = abs(x - {r.randint(1, 15)})",
-    lambda r: f"x = max(x, {r.randint(-5, 10)})",
-    lambda r: f"x = min(x, {r.randint(5, 30)})",
-    lambda r: f"if x % 2 == 0:\n        x = x // 2\n    else:\n        x = x + {r.randint(1, 5)}",
-    lambda r: f"if x > {r.randint(0, 10)}:\n        x = x - {r.randint(2, 7)}",
-    lambda r: f"for i in range({r.randint(2, 4)}):\n        x = x + i",
-)
-_LIST_STEPS: tuple[Callable[[random.Random], str], ...] = (
-    lambda r: f"xs = [v + {r.randint(1, 5)} for v in xs]",
-    lambda r: f"xs = [v * {r.randint(2, 3)} for v in xs]",
-    lambda r: f"xs = [v for v in xs if v % {r.randint(2, 3)} != 0]",
-    lambda r: f"xs = [v for v in xs if v > {r.randint(-2, 6)}]",
-    lambda r: "xs = sorted(xs)",
-    lambda r: "xs = xs[::-1]",
-    lambda r: f"xs = xs[:{r.randint(2, 4)}]",
-    lambda r: "xs = xs[1:] + xs[:1]",
-    lambda r: f"xs = xs + [len(xs) * {r.randint(1, 3)}]",
-    lambda r: f"xs = [v % {r.randint(4, 9)} for v in xs]",
-)
+ENTRY_POINT = registry.ENTRY_POINT
 
 
-def program(family: str, depth: int, rng: random.Random) -> str:
-    """`def f(...)` with `depth` statements of `family`, then the return."""
-    if family not in FAMILIES:
-        raise ValueError(f"unknown family '{family}' (known: {', '.join(FAMILIES)})")
-    if depth < 1:
-        raise ValueError("depth must be at least 1")
-    steps, var = (_INT_STEPS, "x") if family == "int" else (_LIST_STEPS, "xs")
-    body = [rng.choice(steps)(rng) for _ in range(depth)]
-    tail = f"return {var}" if family == "int" else "return xs"
-    lines = "\n    ".join([*body, tail])
-    return f"def {ENTRY_POINT}({var}):\n    {lines}\n"
-
-
-def inputs(family: str, count: int, rng: random.Random) -> list[str]:
-    """`count` distinct argument literals for the family's one parameter."""
-    seen: dict[str, None] = {}
-    while len(seen) < count:
-        if family == "int":
-            value = str(rng.randint(-9, 25))
-        else:
-            value = repr([rng.randint(-5, 12) for _ in range(rng.randint(3, 6))])
-        seen.setdefault(value, None)
-    return list(seen)
+def tags(family: str, level: int) -> list[str]:
+    """A procedural task's tags: its family first (the graph's skill), then its level."""
+    return [f"family:{family}", f"level-{level}", SOURCE]
 
 
 def candidates(
     kind: str = "deduction",
-    depths: Iterable[int] = (1, 2, 3, 4, 5, 6),
-    per_depth: int = 50,
+    levels: Iterable[int] = registry.LEVELS,
+    per_level: int = 50,
     *,
-    families: Iterable[str] = FAMILIES,
+    families: Iterable[str] | None = None,
     seed: int = 0,
     n_inputs: int = 5,
 ) -> list[Candidate]:
-    """`per_depth` candidates for each depth, the families taking turns; the same seed gives
-    the same candidates. Each carries its depth in its tags and metadata, so a curriculum and
-    an evaluation can read the difficulty it was made with."""
+    """`per_level` candidates for each level, the families (default: all) taking turns; the
+    same seed gives the same candidates, another seed other ones."""
     kinds.get(kind)  # an unknown kind is one clear error, before anything is drawn
+    order = [registry.get(name) for name in (families or registry.FAMILIES)]
+    levels = list(levels)
+    bad = [lv for lv in levels if not 1 <= lv <= registry.MAX_LEVEL]
+    if bad:
+        raise ValueError(f"levels run from 1 to {registry.MAX_LEVEL}, not {bad[0]}")
     rng = random.Random(seed)
-    order = list(families)
     out = []
-    for depth in depths:
-        for n in range(per_depth):
+    for level in levels:
+        for n in range(per_level):
             family = order[n % len(order)]
+            drawn = family.draw(level, rng, n_inputs)
             out.append(
                 Candidate.proposal(
-                    f"{SOURCE}-s{seed}-{kind}-d{depth}-{n}",
+                    f"{SOURCE}-s{seed}-{kind}-{family.name}-l{level}-{n}",
                     kind,
-                    program(family, depth, rng),
-                    inputs(family, n_inputs, rng),
+                    drawn.program,
+                    drawn.inputs,
                     entry_point=ENTRY_POINT,
                     source=SOURCE,
-                    tags=[SOURCE, f"depth-{depth}", family],
-                    metadata={"depth": depth, "family": family, "seed": seed},
+                    tags=tags(family.name, level),
+                    metadata={
+                        "family": family.name,
+                        "level": level,
+                        "difficulty": registry.difficulty(level),
+                        "seed": seed,
+                    },
                 )
             )
     return out

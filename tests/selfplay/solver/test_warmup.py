@@ -1,5 +1,5 @@
 """The warm-up before choosing: every candidate task gets an estimate, tasks with a record
-keep theirs; and the procedural depth knob moves a solver's measured pass rate."""
+keep theirs; and the procedural level knob moves a solver's measured pass rate."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ class Tracer(Backend):
 @pytest.fixture()
 def procedural_bank(bank, verifier):
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
-    admission.admit(procedural.candidates(depths=(1, 3, 6), per_depth=24, seed=5))
+    admission.admit(procedural.candidates(levels=(1, 3, 6), per_level=24, seed=5,
+                                           families=["arith", "lists"]))
     return bank
 
 
@@ -82,7 +83,7 @@ def test_the_depth_knob_lowers_the_measured_solve_rate(procedural_bank, verifier
     solver = Solver(Tracer(slip=0.25, seed=1), verifier, SolverConfig(samples=4))
     rates = {}
     for depth in (1, 3, 6):
-        tasks = [t for t in procedural_bank.tasks() if t.metadata["depth"] == depth]
+        tasks = [t for t in procedural_bank.tasks() if t.metadata["level"] == depth]
         results = solver.attempt(tasks).results
         rates[depth] = sum(r.pass_rate for r in results) / len(results)
     assert rates[1] > rates[3] > rates[6], rates
