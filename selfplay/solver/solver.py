@@ -5,6 +5,9 @@ each response is scored by `selfplay.rewards.grade_responses`, exactly what the 
 functions call: a pass rate in the bank is the reward a trainer would have computed. Each
 attempt becomes a `task_bank.store.Attempt` with its score; each task gets its pass counts over
 the n attempts (the round turns a new task's into the proposer's reward, `learnability`).
+One difference from a trainer's reward: an attempt its token budget cut off before it closed
+an answer block is a failure here (`truncated`), never graded, so a pass rate and the passing
+attempts training learns from never rest on an unfinished answer.
 """
 
 from __future__ import annotations
@@ -16,15 +19,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from selfplay import kinds
-from selfplay.backends.base import Backend, Prompt, Sampling
+from selfplay.backends.base import Backend, Completion, Prompt, Sampling
 from selfplay.config import SolverConfig
 from selfplay.kinds.base import BAD_GROUND_TRUTH
+from selfplay.kinds.fences import blocks
 from selfplay.rewards import GroundTruth, InvalidGroundTruth, grade_responses
 from selfplay.task import Task
 from task_bank.store import Attempt
 
 Progress = Callable[[str, int, int], None]
 MAX_STORED_RESPONSE = 20_000
+# An attempt its token budget cut off before it closed an answer block: a failure whatever
+# its open block holds (the first lines of a value or a program are not what the model would
+# have finished), so it is never a pass to train on.
+TRUNCATED = "truncated"
+
+
+def cut_short(completion: Completion) -> bool:
+    """The budget ended `completion` with no closed, non-empty answer block in it."""
+    if completion.finish_reason != "length":
+        return False
+    return not any(b.closed and b.body.strip() for b in blocks(completion.text))
 
 
 @dataclass(slots=True)
@@ -87,6 +102,7 @@ class Solver:
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
         n = self.config.samples
         responses: dict[tuple[int, int], str] = {}
+        cut: set[tuple[int, int]] = set()
         done = 0
         self.progress("solve", 0, len(tasks))
         for kind in dict.fromkeys(t.kind for t in tasks):  # one sampling setting per call
@@ -96,6 +112,8 @@ class Solver:
             for i, completions in zip(idx, results, strict=True):
                 for j, c in enumerate(completions):
                     responses[i, j] = c.text
+                    if cut_short(c):
+                        cut.add((i, j))
             done += len(idx)
             self.progress("solve", done, len(tasks))
         keys, texts, labels = [], [], []
@@ -106,7 +124,7 @@ class Solver:
             except InvalidGroundTruth:
                 label = None  # a task whose stored examples cannot make a label grades nothing
             for j in range(n):
-                if label is None:
+                if label is None or (i, j) in cut:
                     scores[i, j] = None
                     continue
                 keys.append((i, j))
@@ -122,7 +140,10 @@ class Solver:
                 score = scores[i, j]
                 passed = score is not None and score.passed
                 successes += passed
-                status = score.reason if score is not None else BAD_GROUND_TRUTH
+                status = (
+                    TRUNCATED if (i, j) in cut
+                    else score.reason if score is not None else BAD_GROUND_TRUTH
+                )  # fmt: skip
                 report.statuses[status] += 1
                 report.attempts.append(
                     Attempt(

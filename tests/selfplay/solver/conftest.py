@@ -5,7 +5,8 @@ from task_bank.schema import parse_task
 
 
 class Answers(Backend):
-    """Replays, for each prompt, the completions listed for the task it asks about."""
+    """Replays, for each prompt, the completions listed for the task it asks about; a reply
+    `(text, "length")` is one its token budget ended."""
 
     name = "answers"
 
@@ -19,7 +20,9 @@ class Answers(Backend):
             text = p.messages[-1]["content"]
             marker = next(m for m in self.by_marker if m in text)
             replies = self.by_marker[marker]
-            out.append([Completion(replies[j % len(replies)], 5, "stop") for j in range(n)])
+            picked = [replies[j % len(replies)] for j in range(n)]
+            out.append([Completion(r[0], 5, r[1]) if isinstance(r, tuple) else Completion(r, 5, "stop")
+                        for r in picked])  # fmt: skip
         return out
 
 

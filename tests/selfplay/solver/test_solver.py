@@ -94,3 +94,22 @@ def test_attempts_carry_the_hack_signals_the_verifier_saw(tasks, verifier_3s_512
     hacked, clean = report.attempts
     assert hacked.passed and hacked.signals == ["gc_scan"]  # a signal never changes a verdict
     assert clean.passed and clean.signals == []
+
+
+def test_an_answer_cut_off_by_its_budget_is_a_failure_never_graded(tasks, verifier_3s_512mb,
+                                                                   answers):  # fmt: skip
+    """The open block of a response the budget ended may hold the right value (here: 'BA'
+    then the budget): it is not what the model finished, so it neither passes nor trains. A
+    response that closed its answer before running on to the budget is graded as usual."""
+    backend = answers({MARKERS["deduction"]: [
+        ("```python\n'BA'\n", "length"),
+        (fence("'BA'") + "\nBecause reversing", "length"),
+        ("```python\n'BA'\n", "stop"),
+    ]})  # fmt: skip
+    report = Solver(backend, verifier_3s_512mb, SolverConfig(samples=3)).attempt(
+        [tasks["deduction"]]
+    )
+    assert [(a.status, a.passed) for a in report.attempts] == [
+        ("truncated", False), ("passed", True), ("passed", True)
+    ]  # fmt: skip
+    assert report.results[0].successes == 2

@@ -55,8 +55,9 @@ class Tracer(Backend):
 @pytest.fixture()
 def procedural_bank(bank, verifier):
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
-    admission.admit(procedural.candidates(levels=(1, 3, 6), per_level=24, seed=5,
-                                           families=["arith", "lists"]))
+    admission.admit(
+        procedural.candidates(levels=(1, 3, 6), per_level=24, seed=5, families=["arith", "lists"])
+    )
     return bank
 
 
