@@ -50,7 +50,11 @@ def quiet_libraries() -> None:
 
 def train(
     method: Annotated[
-        str | None, typer.Option(help="grpo, sft or dpo (config: method; default sft).")
+        str | None,
+        typer.Option(
+            help="grpo, sft, dpo or ei (expert iteration on the model's own verified attempts) "
+            "(config: method; default sft)."
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Model directory to write (created).")
@@ -64,7 +68,17 @@ def train(
     role: Annotated[
         str | None, typer.Option(help="solver (default) or proposer (method sft or dpo).")
     ] = None,
-    max_steps: Annotated[int | None, typer.Option(help="Optimizer steps.", min=1)] = None,
+    max_steps: Annotated[
+        int | None, typer.Option(help="Optimizer steps (ei: per iteration).", min=1)
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(help="ei: sample-grade-train iterations (config: ei.iterations).", min=1),
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="grpo and ei: the scheduler picking tasks (config: grpo/ei.scheduler)."),
+    ] = None,
     lora: Annotated[
         bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (default).")
     ] = None,
@@ -75,7 +89,8 @@ def train(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Fine-tune the solver (or the proposer) on the bank: GRPO with the curriculum, SFT on
-    verified solutions, DPO on pairs. Writes a model directory every --model accepts."""
+    verified solutions, DPO on pairs, or expert iteration (ei) on the model's own verified
+    attempts. Writes a model directory every --model accepts."""
     from selfplay.config import ConfigError, TrainConfig, documented_yaml, load_train_config
 
     if print_config:
@@ -90,7 +105,9 @@ def train(
             model=model,
             role=role,
             max_steps=max_steps,
-            **{"lora.enabled": lora},
+            **{"lora.enabled": lora, "ei.iterations": iterations},
+            # One option for both methods that pick tasks; the other method ignores it.
+            **{"grpo.scheduler": scheduler, "ei.scheduler": scheduler},
         )
     except ConfigError as e:
         raise _fail(e) from None
@@ -102,6 +119,9 @@ def train(
         return
     reward = result.mean_reward
     extra = f", mean reward {reward:.3f}, {result.rollouts} rollouts in the bank" if reward else ""
+    if result.method == "ei":
+        per = [f"{it['passed']}/{it['sampled']}" for it in result.log]
+        extra = f", passing answers per iteration {', '.join(per)}"
     resumed = f" (resumed at step {result.resumed_from})" if result.resumed_from else ""
     typer.echo(
         f"trained {result.model_id}: {result.method} on {plural(result.rows, 'row')}, {plural(result.steps, 'step')}"

@@ -20,7 +20,7 @@ from selfplay.config.loading import (
     load_yaml_config,
 )
 
-METHODS = ("grpo", "sft", "dpo")
+METHODS = ("grpo", "sft", "dpo", "ei")
 
 
 class LoraSettings(BaseModel):
@@ -100,6 +100,29 @@ class GrpoSettings(BaseModel):
     )
 
 
+class ExpertSettings(BaseModel):
+    """Expert iteration (`method: ei`): sample, keep what the sandbox passes, SFT, repeat."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    iterations: int = Field(2, ge=1, description="sample-grade-train iterations")
+    scheduler: str = Field(
+        "learnability", description="curriculum scheduler picking each iteration's tasks"
+    )
+    scheduler_options: dict[str, Any] = Field(
+        default_factory=dict, description="options of the scheduler, e.g. {half_life: 20}"
+    )
+    tasks: int = Field(64, ge=1, description="tasks the scheduler picks per iteration")
+    samples: int = Field(4, ge=1, description="answers sampled per picked task")
+    temperature: float = Field(1.0, gt=0.0, description="sampling temperature")
+    max_new_tokens: int | None = Field(
+        None,
+        ge=4,
+        description="token budget of an answer (None: the kind's, from the kind registry); an "
+        "answer the budget cuts off before it closes its block is a failure",
+    )
+
+
 class DpoSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -112,13 +135,17 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["grpo", "sft", "dpo"] = Field("sft", description="grpo, sft or dpo")
+    method: Literal["grpo", "sft", "dpo", "ei"] = Field(
+        "sft",
+        description="grpo, sft (verified solutions in the bank), dpo, or ei (expert iteration: "
+        "the model's own attempts, sampled and graded as it trains)",
+    )
     role: Literal["solver", "proposer"] = Field(
         "solver",
         description="train the solver (tasks) or the proposer (its proposals: sft or dpo)",
     )
     model: str = Field("bundled", description="the model to start from (any --model spec)")
-    max_steps: int = Field(16, ge=1, description="optimizer steps")
+    max_steps: int = Field(16, ge=1, description="optimizer steps (ei: per iteration)")
     learning_rate: float = Field(1e-4, gt=0.0, description="peak learning rate")
     batch_size: int = Field(2, ge=1, description="sequences per device and step")
     gradient_accumulation_steps: int = Field(1, ge=1, description="batches per optimizer step")
@@ -132,6 +159,7 @@ class TrainConfig(BaseModel):
     data: DataSettings = Field(default_factory=DataSettings)
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
     dpo: DpoSettings = Field(default_factory=DpoSettings)
+    ei: ExpertSettings = Field(default_factory=ExpertSettings)
     proposer_reward: Literal["learnability", "solver_gain"] = Field(
         "learnability",
         description="proposer dpo: what makes a proposal better (the solver's pass rate on it, "
@@ -140,23 +168,23 @@ class TrainConfig(BaseModel):
     verifier_workers: int = Field(2, ge=1, description="sandboxed workers grading rollouts")
     generation_backend: Literal["auto", "transformers", "vllm"] = Field(
         "auto",
-        description="engine of generation outside the trainer (GRPO's warm-up): 'auto' = vllm "
+        description="engine of generation outside the trainer (GRPO's warm-up, ei's samples): 'auto' = vllm "
         "where it runs (its CPU build too), else transformers",
     )
 
-    @field_validator("grpo")
+    @field_validator("grpo", "ei")
     @classmethod
-    def _known_scheduler(cls, grpo: GrpoSettings) -> GrpoSettings:
-        known_scheduler(grpo.scheduler)
-        check_scheduler_options(grpo.scheduler, grpo.scheduler_options)
-        return grpo
+    def _known_scheduler(cls, settings: Any) -> Any:
+        known_scheduler(settings.scheduler)
+        check_scheduler_options(settings.scheduler, settings.scheduler_options)
+        return settings
 
     def check(self) -> TrainConfig:
         """Combinations no single field can refuse."""
-        if self.role == "proposer" and self.method == "grpo":
+        if self.role == "proposer" and self.method in ("grpo", "ei"):
             raise ConfigError(
                 "the proposer role trains with method sft (its admitted, learnable programs) "
-                "or dpo (pairs of its own proposals); grpo needs solver tasks"
+                f"or dpo (pairs of its own proposals); {self.method} needs solver tasks"
             )
         if (self.batch_size * self.gradient_accumulation_steps) % self.grpo.num_generations:
             if self.method == "grpo":

@@ -236,22 +236,24 @@ def train(
         # Recomputing activations saves memory a GPU may need; on a CPU it only costs time.
         _checkpointing_option(): cuda,
     }
+    record = ModelRecord(
+        id=model_id,
+        base=config.model,
+        method=config.method,
+        role=config.role,
+        path=str(out.resolve()),
+        parent=parent,
+        config=config.model_dump(),
+    )
+    if config.method == "ei":
+        return _expert(bank, config, out, base, record, common, exclude, resume, progress,
+                       started)  # fmt: skip
     job = methods.build(
         bank, config, base, model_id, common, _peft(config), exclude, proposer_gains, cuda
     )
     # Recorded once the data is there (a run with nothing to train on leaves no record).
     if bank.model(model_id) is None or checkpoint is None:
-        bank.add_model(
-            ModelRecord(
-                id=model_id,
-                base=config.model,
-                method=config.method,
-                role=config.role,
-                path=str(out.resolve()),
-                parent=parent,
-                config=config.model_dump(),
-            )
-        )
+        bank.add_model(record)
     from transformers.trainer_callback import PrinterCallback
 
     job.trainer.remove_callback(PrinterCallback)  # logs reach the result, not stdout
@@ -284,6 +286,50 @@ def train(
     )
     _save(job.trainer, out, {"id": model_id, "base": config.model, "result": result.to_dict()})
     bank.finish_model(model_id, steps, {"rows": job.rows, **job.data})
+    return result
+
+
+def _expert(bank, config, out, base, record, common, exclude, resume, progress, started):
+    """`method: ei` (`selfplay.training.expert`): its iterations, then the last trained
+    model moved to `out` with the marker; no `adapter/` (each iteration's adapter is folded
+    into the model the next one starts from)."""
+    from selfplay.training import data, expert
+
+    data.solver_items(bank, config, exclude)  # nothing to train on: one sentence, no record
+    if bank.model(record.id) is None or not resume:
+        bank.add_model(record)
+    model, iterations, info = expert.iterate(
+        bank, config, out, base=base, model_id=record.id, common=common, peft=_peft(config),
+        exclude=exclude, resume=resume, progress=progress,
+    )  # fmt: skip
+    if model == base:
+        raise TrainError(
+            f"no answer passed in {len(iterations)} iteration(s) of expert iteration, so there "
+            "was nothing to train on; pick easier tasks (data filter) or sample more (ei.samples)"
+        )
+    for path in Path(model).iterdir():
+        if path.name != expert.DONE:
+            shutil.move(str(path), out / path.name)
+    steps = sum(it.steps for it in iterations)
+    rows = sum(it.rows for it in iterations)
+    result = TrainResult(
+        model_id=record.id,
+        path=str(out.resolve()),
+        method="ei",
+        role="solver",
+        steps=steps,
+        rows=rows,
+        rollouts=sum(it.sampled for it in iterations),
+        seconds=round(time.perf_counter() - started, 2),
+        parent=record.parent,
+        log=info["iterations"],
+    )
+    shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    tmp = out / f".{MARKER}.tmp"
+    marker = {"id": record.id, "base": config.model, "result": result.to_dict()}
+    tmp.write_text(json.dumps(marker, indent=2), encoding="utf-8")
+    tmp.replace(out / MARKER)
+    bank.finish_model(record.id, steps, {"rows": rows, **info})
     return result
 
 
