@@ -147,6 +147,9 @@ def bank(
     split: Annotated[str, typer.Option(help="The split to evaluate on (random split).")] = "test",
     test_fraction: Annotated[float, typer.Option(help="As in selfplay export.")] = 0.1,
     seed: Annotated[int, typer.Option(help="As in selfplay export.")] = 0,
+    split_by: Annotated[
+        str, typer.Option(help="As in selfplay export: program, or family (whole families).")
+    ] = "program",
     model: ModelOption = "bundled",
     backend: BackendOption = "auto",
     samples: SamplesOption = 1,
@@ -168,9 +171,11 @@ def bank(
     from task_bank.store import Bank, BankError, default_bank_path
 
     try:
-        options = ExportOptions(split="random", test_fraction=test_fraction, seed=seed)
+        options = ExportOptions(split="random", test_fraction=test_fraction, seed=seed,
+                                split_by=split_by)  # fmt: skip
     except ValidationError as e:
-        raise _fail(f"invalid --test-fraction: {e.errors()[0]['msg']}.") from None
+        bad = e.errors()[0]
+        raise _fail(f"invalid --{bad['loc'][0].replace('_', '-')}: {bad['msg']}.") from None
     try:
         with Bank(bank or default_bank_path(), create=False) as store:
             items = [i for i in select(store, options).items if i.split == split]

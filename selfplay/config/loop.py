@@ -21,6 +21,11 @@ class EvalSettings(BaseModel):
         0.1, gt=0.0, lt=1.0, description="share of the bank's tasks held out when the loop starts"
     )
     seed: int = Field(0, description="seed of the held-out split")
+    held_out_by: Literal["program", "family"] = Field(
+        "program",
+        description="what the split holds out whole: each normalised program, or each "
+        "procedural family (gain on families never trained on)",
+    )
     humaneval_limit: int | None = Field(
         None, ge=0, description="HumanEval problems (null: 16 on a CPU, all 164 on a GPU; 0: off)"
     )

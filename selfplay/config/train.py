@@ -61,6 +61,11 @@ class DataSettings(BaseModel):
         "make with this fraction and held_out_seed (0: train on every task)",
     )
     held_out_seed: int = Field(0, description="seed of that split")
+    held_out_by: Literal["program", "family"] = Field(
+        "program",
+        description="what that split holds out whole: each normalised program, or each "
+        "procedural family",
+    )
 
     @field_validator("kinds")
     @classmethod

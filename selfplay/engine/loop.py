@@ -137,7 +137,8 @@ class Loop:
             from selfplay.export.select import ExportOptions, select
 
             e = self.config.eval
-            options = ExportOptions(split="random", test_fraction=e.held_out_fraction, seed=e.seed)
+            options = ExportOptions(split="random", test_fraction=e.held_out_fraction, seed=e.seed,
+                                    split_by=e.held_out_by)  # fmt: skip
             ids = [i.task.id for i in select(self.bank, options).items if i.split == "test"]
             done = self._commit(0, "held_out", {"tasks": ids})
         return done["tasks"]

@@ -38,6 +38,11 @@ class ExportOptions(BaseModel):
         0.1, ge=0.0, lt=1.0, description="share of tasks in the test split (random split)"
     )
     seed: int = Field(0, description="seed of the random split")
+    split_by: Literal["program", "family"] = Field(
+        "program",
+        description="what the random split keeps on one side: each normalised program, or "
+        "each procedural family whole (tasks without a family: by program)",
+    )
     kinds: list[str] = Field(default_factory=list, description="keep only these task kinds")
     sources: list[str] = Field(default_factory=list, description="keep only these sources")
     min_solve_rate: float | None = Field(
@@ -189,21 +194,37 @@ def select(bank: Bank, opts: ExportOptions) -> Selection:
         for item in selection.items:
             item.split = item.band
     elif opts.split == "random" and len(selection.items) > 1 and opts.test_fraction > 0:
-        _split_by_program(selection.items, opts.test_fraction, opts.seed)
+        _split_by_program(selection.items, opts.test_fraction, opts.seed, opts.split_by)
     return selection
 
 
-def _split_by_program(items: list[Item], fraction: float, seed: int) -> None:
+def _split_by_program(items: list[Item], fraction: float, seed: int, by: str = "program") -> None:
     """About `fraction` of the items to "test", whole programs at a time: the tasks whose
     programs are one after normalisation (`ast_hash`: names, docstrings and layout aside)
     share a side. A test task whose program is in train under another input is a memory
     exercise, not a held-out task: the split is what `eval bank` measures and what
-    training's held-out exclusion leaves out."""
+    training's held-out exclusion leaves out. With `by="family"` a procedural family is one
+    group (what a family never trained on measures), and a program in two families joins
+    both groups into one side."""
     import numpy as np
 
-    groups: dict[str, list[Item]] = {}
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    keyed = []
     for item in items:
-        groups.setdefault(ast_hash(item.task.program), []).append(item)
+        program = ast_hash(item.task.program)
+        family = (item.task.metadata or {}).get("family") if by == "family" else None
+        if family:  # the family and each of its programs are one group
+            parent[root(program)] = root(f"family:{family}")
+        keyed.append((program, item))
+    groups: dict[str, list[Item]] = {}
+    for program, item in keyed:
+        groups.setdefault(root(program), []).append(item)
     keys = list(groups)
     wanted = max(1, round(fraction * len(items)))
     taken = 0

@@ -48,7 +48,7 @@ def solver_items(bank: Bank, config: TrainConfig, exclude: set[str] = frozenset(
     if d.held_out_fraction:
         # The split `selfplay eval bank` evaluates on by default is never trained on.
         split = ExportOptions(split="random", test_fraction=d.held_out_fraction,
-                              seed=d.held_out_seed)  # fmt: skip
+                              seed=d.held_out_seed, split_by=d.held_out_by)  # fmt: skip
         exclude = set(exclude) | {i.task.id for i in select(bank, split).items if i.split == "test"}
     items = [
         item

@@ -122,3 +122,39 @@ def test_tasks_of_one_program_share_a_side_of_the_random_split(tmp_path):
             assert len(items) == 36 and all(len(s) == 1 for s in sides.values()), sides
             test = sum(i.split == "test" for i in items)
             assert test % 3 == 0 and 9 <= test <= 12  # about 30%, whole programs
+
+
+def test_split_by_family_holds_whole_families_out_and_their_programs_with_them(tmp_path):
+    from selfplay.admission.normalize import ast_hash
+    from task_bank.schema import parse_task
+
+    def task(tid: str, program: str, family: str | None) -> object:
+        return parse_task({
+            "id": tid, "kind": "deduction", "prompt": "Predict the value that `f` returns.",
+            "program": program, "entry_point": "f", "tests": ["assert f(1) == f(1)"],
+            "examples": [{"input": "1", "output": "0"}],
+            "metadata": {"family": family} if family else {},
+        })  # fmt: skip
+
+    # 6 families of 5 programs, and one unfamilied task whose program is family f0's: it
+    # must go where f0 goes, or f0's program would be trained on under another task.
+    tasks = [task(f"f{j}-{k}", f"def f(x):\n    return x * {k} + {j}\n", f"f{j}")
+             for j in range(6) for k in range(5)]  # fmt: skip
+    tasks.append(task("loose", "def f(y):\n    return y * 0 + 0\n", None))
+    with Bank(tmp_path / "bank.db") as bank:
+        hashes = [ast_hash(t.program) for t in tasks]
+        bank.add_tasks(tasks, ast_hashes=hashes, dedup_keys=[t.id for t in tasks])
+        held = set()
+        for seed in range(5):
+            items = select(bank, ExportOptions(test_fraction=0.3, seed=seed,
+                                               split_by="family")).items  # fmt: skip
+            side = {i.task.id: i.split for i in items}
+            for j in range(6):
+                assert len({side[f"f{j}-{k}"] for k in range(5)}) == 1  # a family is whole
+            assert side["loose"] == side["f0-0"]
+            test = {i.task.metadata.get("family") for i in items if i.split == "test"} - {None}
+            assert 1 <= len(test) <= 2  # about 30% of six families
+            held |= test
+        assert len(held) > 2  # the seed decides which
+        with pytest.raises(ValidationError):
+            ExportOptions(split_by="kind")
