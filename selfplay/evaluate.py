@@ -98,7 +98,8 @@ def paired_solved(before: set[str], after: set[str], problems: int) -> dict[str,
         "gained": gained,
         "lost": lost,
         "change": round((len(after) - len(before)) / problems, 4) if problems else 0.0,
-        "p_value": round(mcnemar_p(gained, lost), 6),
+        # Unrounded: a figure of p = 0.0 says less than p = 3e-9.
+        "p_value": mcnemar_p(gained, lost),
     }
 
 
@@ -135,17 +136,22 @@ PROGRESS_CHUNK = 16  # prompts per generate call, so that a long evaluation show
 def _sample(
     backend: Any, prompts: list[Any], samples: int, sampling: Any, progress: Any = None
 ) -> list[list[str]]:
-    texts: list[list[str]] = []
+    return [[c.text for c in row] for row in _complete(backend, prompts, samples, sampling,
+                                                       progress)]  # fmt: skip
+
+
+def _complete(
+    backend: Any, prompts: list[Any], samples: int, sampling: Any, progress: Any = None
+) -> list[list[Any]]:
+    out: list[list[Any]] = []
     if progress is not None:
         progress(0, len(prompts))  # the phase starts now (its clock too), not at chunk one
     for start in range(0, len(prompts), PROGRESS_CHUNK):
         chunk = prompts[start : start + PROGRESS_CHUNK]
-        texts += [
-            [c.text for c in row] for row in backend.generate(chunk, n=samples, sampling=sampling)
-        ]
+        out += backend.generate(chunk, n=samples, sampling=sampling)
         if progress is not None:
-            progress(len(texts), len(prompts))
-    return texts
+            progress(len(out), len(prompts))
+    return out
 
 
 def evaluate_humaneval(
@@ -220,30 +226,34 @@ def evaluate_bank(
     benchmark: str = "bank",
     progress: Any = None,
 ) -> EvalReport:
-    """pass@k on exported bank items (`selfplay.export.select.Item`), graded as rewards."""
+    """pass@k on exported bank items (`selfplay.export.select.Item`), graded as rewards; an
+    answer its token budget cut off before it closed its block fails (`truncated`), as in
+    `Solver.attempt`."""
     from selfplay import kinds
     from selfplay.backends import Prompt, Sampling
     from selfplay.rewards.grade import grade_responses
+    from selfplay.solver.solver import TRUNCATED, cut_short
 
     sampling = sampling or Sampling(temperature=0.0, max_new_tokens=512)
     prompts = [Prompt(messages=kinds.chat(item.task)) for item in items]
-    texts = _sample(backend, prompts, samples, sampling, progress)
-    flat = [t for row in texts for t in row]
+    done = _complete(backend, prompts, samples, sampling, progress)
+    flat = [c.text for row in done for c in row]
     labels = [item.ground_truth for item in items for _ in range(samples)]
     scores = iter(grade_responses(flat, labels, verifier))
     rows, correct = [], []
-    for item, row in zip(items, texts, strict=True):
+    for item, row in zip(items, done, strict=True):
         passed = []
-        for text in row:
+        for completion in row:
             s = next(scores)
-            passed.append(s.score == 1.0)
+            ok = s.score == 1.0 and not cut_short(completion)
+            passed.append(ok)
             rows.append(
                 {
                     "task_id": item.task.id,
                     "kind": item.task.kind,
-                    "completion": text,
-                    "passed": s.score == 1.0,
-                    "reason": s.reason,
+                    "completion": completion.text,
+                    "passed": ok,
+                    "reason": TRUNCATED if cut_short(completion) else s.reason,
                 }
             )
         correct.append(passed)
