@@ -7,8 +7,10 @@
 
 1. Tasks: procedural deduction tasks (`selfplay.procedural`) of the depths where the model
    sometimes succeeds, admitted into a fresh bank by the real chain: the held-out set first
-   (its own seed), then the training pool; admission drops every pool program that is
-   already in the bank, so no held-out program is ever trained on.
+   (its own seed, 1000 + `--seed`), then the training pool (`--seed`); no pool task's
+   program is a held-out program after normalisation, under any input, so no held-out
+   program is ever trained on. Superseded by `selfplay_gain.py` (families never trained on,
+   the model's own proposals, all of HumanEval, expert iteration on its own attempts).
 2. Before: greedy pass@1 on the held-out set and on HumanEval's first `--humaneval` problems.
 3. Warm-up (`selfplay.solver.warmup`): the starting model attempts every pool task a few
    times; these attempts are every scheduler's first estimates and the first self-generated
@@ -30,18 +32,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from phase_clock import START, Clock, say  # noqa: E402
 
 PRESETS: dict[str, dict[str, Any]] = {
     # 2 CPU cores: the bundled 0.5B model, answers of a few tokens, tasks of depth 1 and 2.
@@ -92,63 +95,33 @@ HELD_OUT_SEED = 1000
 FAMILIES = ("arith", "lists")
 
 
-@dataclass
-class Clock:
-    """Wall and CPU seconds (this process and its finished children) per phase."""
-
-    phases: dict[str, dict[str, float]] = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)
-
-    @staticmethod
-    def cpu() -> float:
-        own, kids = (
-            resource.getrusage(resource.RUSAGE_SELF),
-            resource.getrusage(resource.RUSAGE_CHILDREN),
-        )
-        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-    def run(self, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        wall, cpu = time.perf_counter(), self.cpu()
-        out = fn(*args, **kwargs)
-        self.phases[name] = {
-            "wall_s": round(time.perf_counter() - wall, 1),
-            "cpu_s": round(self.cpu() - cpu, 1),
-        }
-        say(f"{name}: {self.phases[name]['wall_s']} s")
-        return out
-
-    def cpu_of(self, *names: str) -> float:
-        return sum(self.phases[n]["cpu_s"] for n in names if n in self.phases)
-
-
-START = time.perf_counter()
-
-
-def say(text: str) -> None:
-    print(f"[{time.perf_counter() - START:6.0f} s] {text}", file=sys.stderr, flush=True)
-
-
-def build_bank(bank: Any, verifier: Any, depths: list[int], held_out: int, pool: int):
-    """(held-out tasks, pool tasks, held-out ids): admitted in that order, so the pool holds
-    no program of the held-out set (admission's dedup drops it). Each set has the same number
-    of tasks of every depth; a fifth more are drawn since dedup drops some repeats."""
+def build_bank(bank: Any, verifier: Any, depths: list[int], held_out: int, pool: int,
+               seed: int = 0):  # fmt: skip
+    """(held-out tasks, pool tasks, held-out ids): each set has the same number of tasks of
+    every depth; a third more are drawn since dedup drops some repeats. No pool task's
+    program is a held-out program after normalisation, under any input (admission's dedup
+    key holds the input, so it alone would let one through). `seed` draws other tasks for
+    both sets."""
     from selfplay import procedural
     from selfplay.admission import Admission, AdmissionConfig
+    from selfplay.admission.normalize import ast_hash
 
     admission = Admission(bank, verifier, AdmissionConfig(decontaminate=False))
 
-    def draw(total: int, seed: int, taken: set[str]) -> list[Any]:
+    def draw(total: int, seed: int, taken: set[str], programs: set[str]) -> list[Any]:
         per = -(-total // len(depths))
-        admission.admit(procedural.candidates("deduction", depths, per + per // 5 + 2, seed=seed,
+        admission.admit(procedural.candidates("deduction", depths, 2 * per + 4, seed=seed,
                                               families=FAMILIES))  # fmt: skip
-        fresh = [t for t in bank.tasks(source="procedural") if t.id not in taken]
+        fresh = [t for t in bank.tasks(source="procedural")
+                 if t.id not in taken and ast_hash(t.program) not in programs]  # fmt: skip
         by_depth = {d: [t for t in fresh if t.metadata["level"] == d][:per] for d in depths}
         out = [t for d in depths for t in by_depth[d]]
         return out[:total]
 
-    held = draw(held_out, HELD_OUT_SEED, set())
+    held = draw(held_out, HELD_OUT_SEED + seed, set(), set())
     held_ids = {t.id for t in bank.tasks(source="procedural")}  # drawn extras stay out too
-    return held, draw(pool, 0, held_ids), held_ids
+    held_programs = {ast_hash(t.program) for t in bank.tasks(source="procedural")}
+    return held, draw(pool, seed, held_ids, held_programs), held_ids
 
 
 def items_of(bank: Any, ids: set[str]) -> list[Any]:
@@ -468,7 +441,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--grpo-learning-rate", type=float,
                     help="grpo arms' learning rate (default: --learning-rate)")  # fmt: skip
     ap.add_argument("--temperature", type=float)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of training and of the tasks drawn (held out: 1000 + seed)",
+    )
     ap.add_argument("--out", type=Path, help="write the JSON here as well")
     ap.add_argument("--figure", type=Path, default=ROOT / "benchmarks/figures/frontier_gain.png")
     ap.add_argument("--plot", type=Path, help="only redraw the figure from a result JSON")
@@ -531,7 +509,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     try:
         with Verifier(workers=2, timeout_s=5.0) as verifier, Bank(work / "bank.db") as bank:
             held, pool, held_ids = clock.run("tasks", build_bank, bank, verifier, depths,
-                                             args.held_out, args.pool)  # fmt: skip
+                                             args.held_out, args.pool, args.seed)  # fmt: skip
             held_items = items_of(bank, {t.id for t in held})
             args.pool_ids = [t.id for t in pool]  # training sees the pool and nothing else
             say(f"{len(held_items)} held-out tasks, {len(pool)} pool tasks")

@@ -1,0 +1,465 @@
+"""Does self-play teach beyond the generator? Held-out pass@1 before and after, per arm, on
+tasks of the training families, families never trained on, the model's own held-out
+proposals and all of HumanEval.
+
+    python benchmarks/selfplay_gain.py --proposal-banks a.db,b.db --out benchmarks/figures/selfplay_gain.json
+    python benchmarks/selfplay_gain.py --preset gpu --proposal-banks ...     # one large GPU
+    python benchmarks/selfplay_gain.py --plot benchmarks/figures/selfplay_gain.json
+
+The proposal banks are banks of `selfplay run` rounds (the model's own admitted proposals);
+`python benchmarks/proposer_yield.py --seeds 0,1,2 --train --keep DIR` leaves three of them.
+
+1. Sets (`gain_sets.py`): a training pool (procedural tasks of the training families and half
+   of the proposals' normalised programs) and four held-out sets no pool program appears in,
+   under any input: `in_family`, `other_families` (families the pool never has),
+   `proposals` (the other half) and `humaneval` (all 164 problems).
+2. Before: greedy pass@1 of the starting model on every held-out set.
+3. Warm-up: the starting model attempts every pool task `--warmup-samples` times; every
+   arm's scheduler starts from these estimates, and they count in every arm's budget.
+4. Arms, each from the starting model:
+   - `ei:<scheduler>`: expert iteration (`selfplay train --method ei`) on the model's own
+     verified attempts only, `--iterations` times: the scheduler picks `--ei-tasks` pool
+     tasks, the model samples `--ei-samples` answers to each (the same generation budget
+     in every ei arm), SFT on the passing ones;
+   - `sft:verified`: SFT on the sandbox-computed answers to the pool (and the warm-up's
+     passing attempts), as many steps as an ei arm trains: learning the interpreter, for
+     comparison;
+   - `grpo:<scheduler>`: GRPO with the curriculum (the gpu preset).
+5. After: the same evaluations, paired with Before problem by problem (McNemar's exact
+   test), Wilson intervals; per iteration the in-family curve and the passing samples per
+   1,000 generated (what a scheduler buys); gain per CPU-minute, the sandbox workers' and
+   the engines' CPU included.
+
+Writes the JSON (with --out) and benchmarks/figures/selfplay_gain.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from phase_clock import Clock, say  # noqa: E402
+
+SETS = ("in_family", "other_families", "proposals", "humaneval")
+PRESETS: dict[str, dict[str, Any]] = {
+    # 2 CPU cores, about 90 minutes: the bundled 0.5B model, levels 1 and 2.
+    "cpu": {
+        "model": "bundled",
+        "backend": "vllm",
+        "train_families": "arith,lists,strings,bits",
+        "other_families": "counting,nested,recursion,search",
+        "levels": "1,2",
+        # Their knob is often the input, so levels 1 and 2 hold too few distinct programs.
+        "other_levels": "1,2,3",
+        "in_family": 300,
+        "other_families_n": 300,
+        "proposals": 300,
+        "pool_procedural": 240,
+        "pool_proposals": 240,
+        "humaneval": 164,
+        "warmup_samples": 2,
+        "arms": "ei:uniform,ei:learnability,ei:frontier,sft:verified",
+        "iterations": 2,
+        "ei_tasks": 96,
+        "ei_samples": 4,
+        "sft_steps": 12,
+        "sft_batch": 8,
+        "learning_rate": 3e-4,
+        "temperature": 1.0,
+        "value_tokens": 48,
+        "program_tokens": 384,
+        "grpo_steps": 8,
+    },
+    # One large GPU: a 1.5B coder, deeper levels, more of everything, GRPO arms too.
+    "gpu": {
+        "model": "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+        "backend": "vllm",
+        "train_families": "arith,lists,strings,bits",
+        "other_families": "counting,nested,recursion,search",
+        "levels": "1,2,3,4",
+        "other_levels": "1,2,3,4",
+        "in_family": 800,
+        "other_families_n": 800,
+        "proposals": 600,
+        "pool_procedural": 2000,
+        "pool_proposals": 1000,
+        "humaneval": 164,
+        "warmup_samples": 4,
+        "arms": "ei:uniform,ei:learnability,ei:frontier,sft:verified,grpo:learnability",
+        "iterations": 3,
+        "ei_tasks": 512,
+        "ei_samples": 8,
+        "sft_steps": 60,
+        "sft_batch": 16,
+        "learning_rate": 1e-4,
+        "temperature": 1.0,
+        "value_tokens": 64,
+        "program_tokens": 512,
+        "grpo_steps": 100,
+    },
+}
+
+
+class Evaluator:
+    """Greedy pass@1 of a model on the held-out sets it is asked for."""
+
+    def __init__(self, args: Any, verifier: Any, held: dict[str, list[Any]]) -> None:
+        self.args, self.verifier, self.held = args, verifier, held
+
+    def __call__(self, model: str, sets: tuple[str, ...] = SETS) -> dict[str, Any]:
+        from selfplay import kinds
+        from selfplay.backends import Sampling, make_backend
+        from selfplay.evaluate import evaluate_bank, evaluate_humaneval
+
+        out = {}
+        with make_backend(self.args.backend, model) as backend:
+            for name in sets:
+                if name == "humaneval":
+                    if self.args.humaneval:
+                        out[name] = evaluate_humaneval(backend, self.verifier,
+                                                       limit=self.args.humaneval)  # fmt: skip
+                    continue
+                items = self.held.get(name) or []
+                if not items:
+                    continue
+                parts = []
+                for value in (True, False):
+                    some = [i for i in items if (kinds.get(i.task.kind).answer == "value") == value]
+                    if some:
+                        budget = self.args.value_tokens if value else self.args.program_tokens
+                        parts.append(evaluate_bank(
+                            backend, self.verifier, some, benchmark=name,
+                            sampling=Sampling(temperature=0.0, max_new_tokens=budget),
+                        ))  # fmt: skip
+                out[name] = merge(parts)
+        return out
+
+
+def merge(reports: list[Any]) -> Any:
+    """One-sample reports on disjoint problems as one."""
+    from dataclasses import replace
+
+    from selfplay.evaluate import pass1_interval
+
+    rows = [r for report in reports for r in report.rows]
+    correct = [[r["passed"]] for r in rows]
+    rate = sum(r["passed"] for r in rows) / len(rows)
+    return replace(reports[0], problems=len(rows), rows=rows, pass_at_k={"pass@1": rate},
+                   interval=pass1_interval(correct))  # fmt: skip
+
+
+def train_config(args: Any, method: str, model: str, **extra: Any) -> Any:
+    from selfplay.config import TrainConfig
+
+    common: dict[str, Any] = {
+        "method": method,
+        "model": model,
+        "max_steps": args.sft_steps,
+        "batch_size": args.sft_batch,
+        "learning_rate": args.learning_rate,
+        "max_length": 512,
+        "save_steps": 10_000,
+        "seed": args.seed,
+        "generation_backend": args.backend,
+        "data": {"held_out_fraction": 0.0, "tasks": list(getattr(args, "pool_ids", []))},
+    }
+    if method == "ei":
+        common["ei"] = {"iterations": 1, "scheduler": extra["scheduler"], "tasks": args.ei_tasks,
+                        "samples": args.ei_samples, "temperature": args.temperature}  # fmt: skip
+    elif method == "sft":
+        common["max_steps"] = args.sft_steps * args.iterations  # as many steps as an ei arm
+        common["data"]["references"] = True
+    else:
+        common |= {"max_steps": args.grpo_steps, "batch_size": 8,
+                   "grpo": {"scheduler": extra["scheduler"], "num_generations": 4,
+                            "temperature": args.temperature, "warmup_samples": 0}}  # fmt: skip
+    return TrainConfig.model_validate(common).check()
+
+
+def run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate, work) -> dict[str, Any]:
+    from selfplay.training import TrainError, train
+
+    model, curve, names = args.model, [], []
+    for it in range(1, args.iterations + 1):
+        config = train_config(args, "ei", model, scheduler=scheduler)
+        name = f"{arm}-train-{it}"
+        try:
+            result = clock.run(name, train, bank, config, work / f"{arm}-{it}", exclude=held_ids)
+            info, path = result.log[0], result.path
+        except TrainError as e:  # nothing passed: the model stays as it was
+            say(f"{name}: {e}")
+            info, path = {"sampled": args.ei_tasks * args.ei_samples, "passed": 0, "rows": 0,
+                          "truncated": None, "picked": []}, model  # fmt: skip
+        names.append(name)
+        final = it == args.iterations
+        scores = clock.run(f"{arm}-eval-{it}", evaluate, path,
+                           SETS if final else ("in_family",))  # fmt: skip
+        curve.append({"iteration": it, "sampled": info["sampled"], "passed": info["passed"],
+                      "truncated": info.get("truncated"), "rows": info["rows"],
+                      "passing_per_1000": round(1000 * info["passed"] / max(1, info["sampled"]), 1),
+                      "cpu_s": clock.cpu_of(*names), "scores": scores})  # fmt: skip
+        if path != model and model != args.model and not args.keep:
+            shutil.rmtree(model, ignore_errors=True)  # the previous iteration's model
+        model = path
+    return {"model": model, "curve": curve, "cpu_s": clock.cpu_of(*names)}
+
+
+def run_once(args, bank, clock, arm, method, scheduler, held_ids, evaluate, work) -> dict:
+    from selfplay.training import train
+
+    config = train_config(args, method, args.model, scheduler=scheduler)
+    result = clock.run(f"{arm}-train", train, bank, config, work / arm.replace(":", "-"),
+                       exclude=held_ids)  # fmt: skip
+    scores = clock.run(f"{arm}-eval", evaluate, result.path)
+    return {"model": result.path, "rows": result.rows, "cpu_s": clock.cpu_of(f"{arm}-train"),
+            "scores": scores}  # fmt: skip
+
+
+def summarise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    from selfplay.evaluate import paired
+
+    return {
+        name: {
+            "problems": report.problems,
+            "pass@1": report.pass_at_k["pass@1"],
+            "interval": report.interval,
+            "paired": paired(before[name], report),
+        }
+        for name, report in after.items()
+    }
+
+
+def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "config": {
+            k: v
+            for k, v in vars(args).items()
+            if k not in ("out", "figure", "plot", "pool_ids", "keep")
+        },  # fmt: skip
+        "sets": sets.counts,
+        "before": {
+            n: {"pass@1": r.pass_at_k["pass@1"], "interval": r.interval} for n, r in before.items()
+        },  # fmt: skip
+        "arms": {},
+        "phases": clock.phases,
+    }
+    shared = clock.cpu_of("warm-up")
+    for name, arm in arms.items():
+        final = arm["curve"][-1]["scores"] if "curve" in arm else arm["scores"]
+        scores = summarise(before, final)
+        cpu_min = (arm["cpu_s"] + shared) / 60
+        gain = scores["in_family"]["paired"]["change"] if "in_family" in scores else 0.0
+        entry: dict[str, Any] = {
+            "scores": scores,
+            "cpu_minutes": round(cpu_min, 1),
+            "gain_points_per_cpu_minute": round(100 * gain / cpu_min, 3) if cpu_min else None,
+        }
+        if "curve" in arm:
+            curve = arm["curve"]
+            entry["passing_per_1000"] = round(
+                1000 * sum(c["passed"] for c in curve) / max(1, sum(c["sampled"] for c in curve)), 1
+            )
+            entry["curve"] = [
+                {k: c[k] for k in ("iteration", "sampled", "passed", "truncated", "rows",
+                                   "passing_per_1000", "cpu_s")}
+                | {n: {"pass@1": r.pass_at_k["pass@1"], "interval": r.interval}
+                   for n, r in c["scores"].items()}
+                for c in curve
+            ]  # fmt: skip
+        else:
+            entry["rows"] = arm["rows"]
+        out["arms"][name] = entry
+    out["wall_s"] = round(time.perf_counter() - started)
+    return out
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = result["arms"]
+    names = [s for s in SETS if s in result["before"]]
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    ax = axes[0]
+    width = 0.8 / (len(arms) + 1)
+    series = [("before", {n: result["before"][n] for n in names})]
+    series += [(a, {n: arms[a]["scores"][n] for n in names if n in arms[a]["scores"]})
+               for a in arms]  # fmt: skip
+    for j, (label, points) in enumerate(series):
+        xs = [i + j * width for i, n in enumerate(names) if n in points]
+        ys = [points[n]["pass@1"] for n in names if n in points]
+        lo = [
+            y - points[n]["interval"][0]
+            for y, n in zip(ys, [n for n in names if n in points], strict=True)
+        ]
+        hi = [
+            points[n]["interval"][1] - y
+            for y, n in zip(ys, [n for n in names if n in points], strict=True)
+        ]
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=label, color=f"C{j}")
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, fontsize=8)
+    ax.set_ylabel("greedy pass@1 (95% Wilson interval)")
+    ax.set_title("held-out sets: before and after each arm")
+    ax.set_ylim(0, 1.05)
+    # Below the axes: inside, the legend would cover the HumanEval bars.
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
+    ax = axes[1]
+    for j, (a, entry) in enumerate(arms.items(), start=1):
+        if "curve" not in entry:
+            continue
+        points = [(0, result["before"]["in_family"])]
+        points += [(c["iteration"], c["in_family"]) for c in entry["curve"]]
+        ys = [p["pass@1"] for _, p in points]
+        ax.errorbar([x for x, _ in points], ys,
+                    yerr=[[y - p["interval"][0] for y, (_, p) in zip(ys, points, strict=True)],
+                          [p["interval"][1] - y for y, (_, p) in zip(ys, points, strict=True)]],
+                    marker="o", capsize=4, color=f"C{j}", label=a)  # fmt: skip
+    ax.set_xlabel("expert iteration")
+    ax.set_xticks(range(0, 1 + max([len(e.get("curve", [])) for e in arms.values()] + [1])))
+    ax.set_ylabel("in-family held-out pass@1")
+    ax.set_title("learning curves (95% intervals)")
+    ax.legend(fontsize=7)
+    ax = axes[2]
+    for j, (a, entry) in enumerate(arms.items(), start=1):
+        if "curve" in entry:
+            its = [c["iteration"] for c in entry["curve"]]
+            ax.plot(its, [c["passing_per_1000"] for c in entry["curve"]], marker="o",
+                    color=f"C{j}", label=a)  # fmt: skip
+    ax.set_xlabel("expert iteration")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("passing samples per 1,000 generated")
+    ax.set_title("what each scheduler's picks bought")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", choices=list(PRESETS), default="cpu")
+    ap.add_argument("--proposal-banks", help="comma list of banks of selfplay run rounds")
+    for key, value in PRESETS["cpu"].items():
+        flag = "--" + key.replace("_", "-")
+        ap.add_argument(flag, type=type(value), help=f"(cpu preset: {value})")
+    ap.add_argument("--seed", type=int, default=0, help="draws other tasks for every set")
+    ap.add_argument("--keep", type=Path, help="save each arm's trained model under DIR/<arm>")
+    ap.add_argument("--out", type=Path, help="write the JSON here as well")
+    ap.add_argument("--figure", type=Path, default=ROOT / "benchmarks/figures/selfplay_gain.png")
+    ap.add_argument("--plot", type=Path, help="only redraw the figure from a result JSON")
+    ap.add_argument("--dry-run", action="store_true", help="build the sets and plan, then stop")
+    args = ap.parse_args(argv)
+    for key, value in PRESETS[args.preset].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    return args
+
+
+def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """(arm, method, scheduler) for every arm, validated before any work."""
+    from curricula import scheduler_names
+    from selfplay.backends.models import resolve_model
+
+    resolve_model(args.model)
+    out = []
+    for arm in args.arms.split(","):
+        method, _, scheduler = arm.partition(":")
+        if method == "sft" and scheduler == "verified":
+            out.append((arm, "sft", "uniform"))
+        elif method in ("ei", "grpo") and scheduler in scheduler_names():
+            out.append((arm, method, scheduler))
+        else:
+            raise SystemExit(f"unknown arm {arm!r}: use ei:<scheduler>, sft:verified or "
+                             "grpo:<scheduler>")  # fmt: skip
+        train_config(args, out[-1][1], args.model, scheduler=out[-1][2])
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if args.plot:
+        result = json.loads(args.plot.read_text(encoding="utf-8"))
+        plot(result, args.figure)
+        return result
+    started = time.perf_counter()
+    arms_plan = plan(args)
+
+    import gain_sets
+
+    from pipelines.train import quiet_libraries
+    from selfplay.backends import make_backend
+    from selfplay.backends.models import model_label
+    from selfplay.config import SolverConfig
+    from selfplay.solver import Solver
+    from selfplay.solver.warmup import warm_up
+    from selfplay.verifier import Verifier
+    from task_bank.store import Bank
+
+    quiet_libraries()
+    work = Path(tempfile.mkdtemp(prefix="selfplay-gain-"))
+    clock = Clock()
+    try:
+        with Verifier(workers=2, timeout_s=5.0) as verifier, Bank(work / "bank.db") as bank:
+            sets = clock.run("sets", gain_sets.build, bank, verifier, args)
+            say(f"sets: {sets.counts}")
+            args.pool_ids = [t.id for t in sets.pool]
+            held_ids = {i.task.id for items in sets.held.values() for i in items}
+            if args.dry_run:
+                dry = {"sets": sets.counts, "arms": [a for a, _, _ in arms_plan]}
+                print(json.dumps(dry, indent=2))
+                return dry
+            evaluate = Evaluator(args, verifier, sets.held)
+            before = clock.run("before", evaluate, args.model)
+            solver_config = SolverConfig(samples=args.warmup_samples, temperature=args.temperature)
+            with make_backend(args.backend, args.model) as backend:
+                solver = Solver(backend, verifier, solver_config, name=model_label(args.model),
+                                seed=args.seed)  # fmt: skip
+                clock.run("warm-up", warm_up, bank, solver, sets.pool)
+            arms: dict[str, Any] = {}
+            for arm, method, scheduler in arms_plan:
+                if method == "ei":
+                    arms[arm] = run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate,
+                                       work)  # fmt: skip
+                else:
+                    arms[arm] = run_once(args, bank, clock, arm, method, scheduler, held_ids,
+                                         evaluate, work)  # fmt: skip
+                if args.keep:
+                    target = args.keep / arm.replace(":", "-")
+                    shutil.rmtree(target, ignore_errors=True)
+                    shutil.copytree(arms[arm]["model"], target)
+                if args.out:  # a run cut off later keeps the arms it finished
+                    partial = report_of(args, clock, sets, before, arms, started)
+                    args.out.with_suffix(".partial.json").write_text(
+                        json.dumps(partial, indent=2) + "\n", encoding="utf-8"
+                    )
+                for entry in arms.values():  # only the last arm's model is still needed
+                    if entry["model"] != args.model and entry is not arms[arm]:
+                        shutil.rmtree(entry["model"], ignore_errors=True)
+            result = report_of(args, clock, sets, before, arms, started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+        args.out.with_suffix(".partial.json").unlink(missing_ok=True)
+    plot(result, args.figure)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The self-play gain benchmark's sets: the pool never holds a held-out family or a held-out
+program (normalised) under any input, proposals are split by program, and training on the
+pool sees only pool tasks; every arm of both presets is a valid training configuration."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pytest
+
+from selfplay.admission.normalize import ast_hash
+from selfplay.config import TrainConfig
+from selfplay.training.data import solver_items
+from task_bank.schema import parse_task
+from task_bank.store import Bank
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import gain_sets  # noqa: E402
+import selfplay_gain  # noqa: E402
+
+
+def _proposal_bank(path: Path) -> Path:
+    """A bank of 'self-play proposals': 20 programs, each under two spellings and two kinds."""
+    tasks = []
+    for k in range(20):
+        for spelling, kind in (("x", "deduction"), ("n", "abduction")):
+            program = f"def f({spelling}):\n    return {spelling} * {k + 2} - 1\n"
+            tasks.append(parse_task({
+                "id": f"p{k}-{kind}", "kind": kind, "prompt": "A task.", "program": program,
+                "entry_point": "f", "tests": [f"assert f(3) == {3 * (k + 2) - 1}"],
+                "examples": [{"input": "3", "output": str(3 * (k + 2) - 1)}],
+            }, source="selfplay"))  # fmt: skip
+    with Bank(path) as bank:
+        hashes = [ast_hash(t.program) for t in tasks]
+        bank.add_tasks(tasks, ast_hashes=hashes, dedup_keys=[t.id for t in tasks])
+    return path
+
+
+def test_no_held_out_family_or_program_reaches_the_pool(tmp_path, verifier):
+    args = argparse.Namespace(
+        seed=3, levels="1,2", other_levels="1,2,3", train_families="arith,strings",
+        other_families="recursion,search", in_family=24, other_families_n=24, proposals=8,
+        pool_procedural=30, pool_proposals=100,
+        proposal_banks=str(_proposal_bank(tmp_path / "rounds.db")),
+    )  # fmt: skip
+    with Bank(tmp_path / "gain.db") as bank:
+        sets = gain_sets.build(bank, verifier, args)
+        assert sets.counts["in_family"] == 24 and sets.counts["other_families"] == 24
+        pool_programs = {ast_hash(t.program) for t in sets.pool}
+        for name, held in sets.held.items():
+            assert held and not {ast_hash(i.task.program) for i in held} & pool_programs, name
+        # The pool's procedural tasks are of the training families only.
+        assert {t.metadata["family"] for t in sets.pool if t.source == "procedural"} == {
+            "arith", "strings"}  # fmt: skip
+        assert {i.task.metadata["family"] for i in sets.held["other_families"]} <= {
+            "recursion", "search"}  # fmt: skip
+        # Proposals: one task per kind and program; half the programs held out (at most 8
+        # tasks), the rest trained on, a program's two kinds on one side.
+        held = {ast_hash(i.task.program) for i in sets.held["proposals"]}
+        trained = {ast_hash(t.program) for t in sets.pool if t.source == "selfplay"}
+        assert len(sets.held["proposals"]) == 8 and len(held) == 4 and len(trained) == 10
+        # Training on the pool (what every arm does) sees pool tasks only.
+        pool_ids = {t.id for t in sets.pool}
+        config = TrainConfig(model="bundled", data={"tasks": sorted(pool_ids),
+                                                     "held_out_fraction": 0})  # fmt: skip
+        assert {i.task.id for i in solver_items(bank, config)} == pool_ids
+        # Another seed draws other tasks.
+        args.seed = 4
+        other = gain_sets.build(bank, verifier, args)
+        assert {i.task.id for i in other.held["in_family"]}.isdisjoint(
+            i.task.id for i in sets.held["in_family"])  # fmt: skip
+
+
+@pytest.mark.parametrize("preset", list(selfplay_gain.PRESETS))
+def test_every_arm_of_a_preset_is_a_valid_training_configuration(preset):
+    args = selfplay_gain.parse_args(["--preset", preset, "--model", "smollm2-135m"])
+    arms = selfplay_gain.plan(args)
+    assert [a for a, _, _ in arms] == args.arms.split(",")
+    for _arm, method, scheduler in arms:
+        config = selfplay_gain.train_config(args, method, args.model, scheduler=scheduler)
+        assert config.data.held_out_fraction == 0
+        if method == "ei":
+            assert config.ei.scheduler == scheduler and config.ei.iterations == 1
+            assert config.ei.tasks * config.ei.samples == args.ei_tasks * args.ei_samples
+        if method == "sft":  # the sandbox-answer arm: references, as many steps as ei
+            assert config.data.references and config.max_steps == args.sft_steps * args.iterations
+    with pytest.raises(SystemExit, match="unknown arm"):
+        selfplay_gain.plan(selfplay_gain.parse_args(["--arms", "ei:nope"]))
