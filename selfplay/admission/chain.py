@@ -8,10 +8,12 @@ Per batch, in order (each step turns a candidate away with one `Reason`, counted
    built from the outputs, and a proposal the bank already has is a duplicate;
 4. run 2: the same program with those tests must pass with the same outputs;
 5. the kind's own check (enough examples, ...);
-6. exact dedup on the normalized-AST key;
-7. near duplicates, confirmed by behaviour (`neardup`);
-8. decontamination, which flags and does not reject;
-9. one transaction that writes the admitted tasks, their vectors and every rejection.
+6. the degenerate-response probe (`degenerate`): a codegen task's tests must fail programs
+   that return an empty container, None, NaN, an empty array... (`weak_tests`);
+7. exact dedup on the normalized-AST key;
+8. near duplicates, confirmed by behaviour (`neardup`);
+9. decontamination, which flags and does not reject;
+10. one transaction that writes the admitted tasks, their vectors and every rejection.
 Each program runs exactly twice (once when determinism checking is off for imports);
 only pairs of similar tasks are run again, on each other's tests.
 """
@@ -23,7 +25,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfplay.admission import runs
+from selfplay.admission import degenerate, runs
 from selfplay.admission.candidate import AdmissionReport, Candidate, Reason
 from selfplay.admission.decontam import Decontaminator, humaneval_decontaminator
 from selfplay.admission.dedup import Vectorizer, dedup_key
@@ -51,6 +53,9 @@ class AdmissionConfig(BaseModel):
     max_output_chars: int = Field(1000, ge=10, description="longer proposal outputs are rejected")
     proposal_examples: int = Field(
         5, ge=2, description="a proposal's calls that returned, kept as its examples"
+    )
+    probe_degenerate: bool = Field(
+        True, description="turn away codegen tasks whose tests pass a degenerate answer"
     )
 
 
@@ -135,6 +140,8 @@ class Admission:
             cand.second = verdict
             cand.reason = runs.same_again(cand, verdict)
         live = step(lambda x: runs.finish(x, x.second is not None), live)
+        if c.probe_degenerate:
+            live = self._probe(live, progress)
         admitted = self._write(batch, live, report)
         for cand in batch:
             if cand.task is not None:
@@ -144,6 +151,23 @@ class Admission:
                 report.outcomes[cand.item] = cand.reason.name
         report.admitted_ids = [t.id for t in admitted]
         return report
+
+    def _probe(self, live: list[Candidate], progress: Progress) -> list[Candidate]:
+        """Every probe of every codegen candidate in one batch of rows (`degenerate`)."""
+        probed = [x for x in live if degenerate.probes_for(x)]
+        rows = [r for n, x in enumerate(probed)
+                for r in degenerate.rows(x, str(n), self.config.timeout_s)]  # fmt: skip
+        if not rows:
+            return live
+        progress("probe", 0, len(rows))
+        verdicts = self.verifier.grade(rows)
+        progress("probe", len(rows), len(rows))
+        per = len(degenerate.PROBES)
+        for n, x in enumerate(probed):
+            mine = verdicts[n * per : (n + 1) * per]
+            x.reason = degenerate.judge(x, [p for p, v in zip(degenerate.PROBES, mine,
+                                                               strict=True) if v.passed])  # fmt: skip
+        return [x for x in live if x.alive]
 
     def _arrivals(self, imports: list[Candidate], report: AdmissionReport) -> list[Candidate]:
         """Imports the bank has already (skipped) and id clashes (rejected)."""

@@ -18,6 +18,18 @@ HIST_BINS = 5
 TESTED = "verl 0.9.1, TRL 1.16 and OpenRLHF 0.11.2"
 
 
+def _degenerate(items: list[Any], rejected: dict[str, int]) -> str:
+    """What the degenerate-response probe did: codegen tasks turned away because an empty
+    array, None or NaN passed their tests, and exported tasks whose reference honestly
+    returns such a value (their labels say so, so that answer keeps its reward)."""
+    honest = sum(bool((i.task.metadata or {}).get("degenerate_passes")) for i in items)
+    return (
+        "\n\nTasks whose tests a degenerate answer (None, an empty value, NaN, an empty array) "
+        f"passed: {rejected.get('weak_tests', 0)} turned away as `weak_tests`; {honest} in "
+        "this export where the reference itself returns that value (flagged in the label)."
+    )
+
+
 def _provenance(bank_summary: dict[str, Any]) -> str:
     rounds = bank_summary.get("rounds", {})
     attempts = bank_summary.get("attempts", {})
@@ -215,6 +227,7 @@ def render(
             if options.get("include_contaminated")
             else " (left out)."
         )
+        + _degenerate(items, rejected)
         + "\n\nLeft out of this export:\n\n"
         + (_table(("reason", "tasks"), sorted(excluded.items())) if excluded else "nothing"),
         "## How it was generated",

@@ -31,6 +31,8 @@ NO_ANSWER = "no_answer"
 NOT_LITERAL = "not_literal"
 WRONG_ANSWER = "wrong_answer"
 BAD_GROUND_TRUTH = "bad_ground_truth"
+# Passed weak tests with nothing but None, empty values, NaN or empty arrays.
+DEGENERATE = "degenerate_answer"
 
 
 @dataclass(slots=True)

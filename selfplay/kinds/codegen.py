@@ -6,7 +6,7 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
-from selfplay.kinds.base import NO_ANSWER, PASSED, Kind, Score, fail
+from selfplay.kinds.base import DEGENERATE, NO_ANSWER, PASSED, Kind, Score, fail
 from selfplay.kinds.fences import fence, last_code_block
 from selfplay.task import Task
 from selfplay.verifier.records import Verdict
@@ -35,7 +35,10 @@ class Codegen(Kind):
     def ground_truth(self, task: Task) -> dict[str, Any]:
         if not task.tests:
             raise ValueError("a codegen task needs tests")
-        return {"entry_point": task.entry_point, "tests": list(task.tests)}
+        fields = {"entry_point": task.entry_point, "tests": list(task.tests)}
+        if (task.metadata or {}).get("degenerate_passes"):
+            fields["degenerate_ok"] = True  # admission's probe: the answer is honestly []
+        return fields
 
     def plan(self, response: str, gt: dict[str, Any], row_id: str) -> Score | dict[str, Any]:
         code = last_code_block(response)
@@ -45,6 +48,11 @@ class Codegen(Kind):
 
     def decide(self, gt: dict[str, Any], verdict: Verdict) -> Score:
         passed, total = verdict.tests_passed, verdict.tests_total
+        if verdict.passed and "degenerate_pass" in verdict.signals and not gt.degenerate_ok:
+            # Every call returned None, an empty value, NaN or an empty array: tests that
+            # such an answer satisfies are weak, and the task's reference does work here.
+            return Score(0.0, DEGENERATE, True, passed, total,
+                         "passed by returning only degenerate values (None, empty, NaN)")  # fmt: skip
         if verdict.passed:
             return Score(1.0, PASSED, True, passed, total)
         partial = passed / total if gt.reward == "fraction" and total else 0.0

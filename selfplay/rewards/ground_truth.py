@@ -38,6 +38,9 @@ class GroundTruth:
     shown: int = 0
     timeout_s: float | None = None
     reward: str = "binary"
+    # codegen: the task's own reference returns a degenerate value (None, [], NaN...) on every
+    # call admission made, so a pass that returned only such values is honest here.
+    degenerate_ok: bool = False
 
     @classmethod
     def from_task(cls, task: Task, reward: str = "binary") -> GroundTruth:
@@ -64,6 +67,8 @@ class GroundTruth:
             out["timeout_s"] = self.timeout_s
         if self.reward != "binary":
             out["reward"] = self.reward
+        if self.degenerate_ok:
+            out["degenerate_ok"] = True
         return out
 
     def to_json(self) -> str:
@@ -104,6 +109,7 @@ class GroundTruth:
                 shown=int(value.get("shown") or 0),
                 timeout_s=value.get("timeout_s"),
                 reward=reward,
+                degenerate_ok=value.get("degenerate_ok") is True,
             )
         except (TypeError, ValueError):
             raise InvalidGroundTruth("the ground truth has a field of the wrong type") from None

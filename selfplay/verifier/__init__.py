@@ -121,7 +121,14 @@ Reward-hacking signals
 Every verdict carries `signals`: what the row tried that no ordinary program does (frame walks,
 gc scans, /proc memory, ctypes, refused system calls, signals to other processes, early exits,
 a forged channel, program objects compared with test data, oversized values, globals named
-like modules, patched builtins). A signal explains a verdict; it never changes one.
+like modules, patched builtins). A signal explains a verdict; it never changes one. One
+signal is about the tests rather than the program: `degenerate_pass`, a row that passed while
+every call of a program function returned None, an empty container or string, NaN or an empty
+array and left its arguments as they were (an empty array satisfies `np.allclose(f(x), 3.14)`:
+true over zero elements). The verdict stands; the codegen reward reads the signal and scores
+such a pass 0 unless the label says the task's reference itself returns such values
+(`degenerate_ok`, which admission's degenerate-response probe sets: `selfplay.admission.
+degenerate`, which also turns away codegen tasks whose tests such answers pass).
 
 Not covered
 -----------
@@ -140,6 +147,11 @@ Not covered
 - Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.
+- Tests are as strong as they are: admission turns away codegen tasks whose tests a
+  degenerate answer passes and the reward zeroes such passes (above), but tests that a
+  plausible wrong program passes are outside both. A label that never went through admission
+  and whose every tested answer is empty scores its correct, all-empty answers 0: tests that
+  cannot tell work from none get no reward rather than a free one.
 - Where bubblewrap or user namespaces are unavailable, or a worker starts without any of its
   isolation properties (`sandbox.REQUIRED`), the verifier refuses (`IsolationUnavailable`);
   the probe tries a failure three times before it reports one, and a worker replaced mid-run

@@ -82,6 +82,24 @@ def _kill(pid: int) -> None:
         pass
 
 
+_EMPTY = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+
+
+def degenerate(value) -> bool:
+    """None, an empty container or string, NaN, a zero-size or fully masked array: what an
+    answer that computes nothing returns. Only exact types: a program object (a handle) is
+    never asked anything."""
+    t = type(value)
+    if value is None or (t in _EMPTY and len(value) == 0):
+        return True
+    if t is float:
+        return value != value
+    np = sys.modules.get("numpy")
+    if np is not None and t in (np.ndarray, np.ma.MaskedArray):
+        return value.size == 0 or bool(np.ma.getmaskarray(value).all())
+    return False
+
+
 class Channel:
     def __init__(self, pid: int, sock, out_fd: int, err_fd: int, limits: dict, emit):
         self.pid, self.sock_obj, self.sock = pid, sock, sock.fileno()
@@ -98,6 +116,10 @@ class Channel:
         # globals(name, entry): a program global changed during a call (set by the harness).
         self.on_global = None
         self.exc_classes: dict[int, type] = {}
+        # Results of program calls, and how many were degenerate (`degenerate`) and left
+        # their arguments as they were: a row that passes on such results alone did no work.
+        self.results = 0
+        self.degenerate_results = 0
         self.exit_status: int | None = None
         self.dead: SolutionGone | None = None
         self.ambient = ambient.Ambient()
@@ -235,8 +257,13 @@ class Channel:
                     if value[1] not in watched:
                         raise values.WireError("a result naming an argument that was not passed")
                     key = value[1]  # the program returned that argument itself
+                    self.results += op == "call"
                     return args[key] if type(key) is int else kwargs[key]
-                return self.dec.decode(value)
+                value = self.dec.decode(value)
+                if op == "call":
+                    self.results += 1
+                    self.degenerate_results += not reply[3] and degenerate(value)
+                return value
         except values.WireError as e:
             raise self._bad(str(e)) from None
         raise exc
