@@ -275,7 +275,11 @@ class Row:
         if (fn_tests or calls) and self.verdict["status"] not in ("error", "memory", "timeout"):
             self._function_tests(program, fn_tests, calls)
         chan = self.chan
-        if self.verdict["status"] == "passed" and chan.results and chan.degenerate_results == chan.results:
+        if (
+            self.verdict["status"] == "passed"
+            and chan.results
+            and chan.degenerate_results == chan.results
+        ):
             self.rep.emit("degenerate_pass")
         self.verdict["signals"] = self.rep.signals
         if self.rep.notes:

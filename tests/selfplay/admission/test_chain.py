@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from bank_samples import codegen_row
 
-from selfplay.admission import Admission, AdmissionConfig, Candidate
+from selfplay.admission import Admission, AdmissionConfig, Candidate, degenerate
 from task_bank.schema import parse_task
 
 
@@ -52,7 +52,11 @@ def test_each_program_runs_exactly_twice(bank, verifier):
     report = admission.admit(batch)
     assert report.admitted == 4, report.outcomes
     programs = [r["program"] for r in IMPORTS] + [p for p, _ in PROPOSALS]
-    assert counting.runs() == {p: 2 for p in programs}
+    # Besides, each codegen task's tests meet every degenerate probe once (test_degenerate).
+    probes = {
+        degenerate.program(n, r["entry_point"]): 1 for r in IMPORTS for n in degenerate.PROBES
+    }
+    assert counting.runs() == {p: 2 for p in programs} | probes
     # The second run of a proposal carries the tests built from the first run's outputs.
     task = bank.get(report.task_ids["p-0"])
     assert task.tests == ["assert f(1) == 5", "assert f(2) == 12", "assert f(3) == 19"]

@@ -27,7 +27,12 @@ def test_weak_tests_are_turned_away_and_honest_ones_flagged(bank, verifier):
     weak = [_task(f"weak{i}", AREA, "area", [t]) for i, t in enumerate(TOLERANT)]
     weak.append(_task("notnone", "def g(x):\n    return x + 1\n", "g",
                       ["assert g(1) is not None or g(1) is None"]))  # fmt: skip
-    pinned = _task("pinned", AREA, "area", ["import math\nassert math.isclose(area(1.0), 3.14159, rel_tol=1e-4)"])
+    pinned = _task(
+        "pinned",
+        AREA,
+        "area",
+        ["import math\nassert math.isclose(area(1.0), 3.14159, rel_tol=1e-4)"],
+    )
     honest = _task("honest", "def evens(xs):\n    return [x for x in xs if x % 2 == 0]\n", "evens",
                    ["assert evens([1, 3]) == []", "assert evens([5]) == []"])  # fmt: skip
     report = Admission(bank, verifier, AdmissionConfig(decontaminate=False)).admit(
