@@ -122,10 +122,11 @@ Every verdict carries `signals`: what the row tried that no ordinary program doe
 gc scans, /proc memory, ctypes, refused system calls, signals to other processes, early exits,
 a forged channel, program objects compared with test data, oversized values, globals named
 like modules, patched builtins). A signal explains a verdict; it never changes one. One
-signal is about the tests rather than the program: `degenerate_pass`, a row that passed while
-every call of a program function returned None, an empty container or string, NaN or an empty
-array and left its arguments as they were (an empty array satisfies `np.allclose(f(x), 3.14)`:
-true over zero elements). The verdict stands; the codegen reward reads the signal and scores
+signal is about the tests rather than the program: `degenerate_pass`, a row of function tests
+that passed while every call of a program function returned None, an empty container or
+string, NaN or an empty array and left its arguments as they were, or raised, or while no
+call was made at all (an empty array satisfies `np.allclose(f(x), 3.14)`: true over zero
+elements; a `def test_x():` never called asserts nothing). The verdict stands; the codegen reward reads the signal and scores
 such a pass 0 unless the label says the task's reference itself returns such values
 (`degenerate_ok`, which admission's degenerate-response probe sets: `selfplay.admission.
 degenerate`, which also turns away codegen tasks whose tests such answers pass).
@@ -144,6 +145,10 @@ Not covered
   zygote keeps about earlier rows is in memory the children do not inherit). What a sender
   can send is what its own process held: its program, the arguments it was called with, the
   operands the tests combined with its objects, and its results.
+- Tests run as a script would: their module is `__main__` (so `if __name__ == "__main__":
+  unittest.main()` runs their TestCase classes, with an argv of its own), and a SystemExit
+  they raise with a success code (unittest's `False`) passes the test; one the program
+  raised never does.
 - Tests are trusted not to attack the verdict: they run in the test process (unprivileged,
   filtered), so a test that deliberately passes itself passes. A test that makes a refused
   system call gets EPERM.

@@ -251,6 +251,9 @@ class Channel:
             self._changes(reply[3], watched, args, kwargs)
             if tag == "x":
                 exc = self.exception(reply[1])
+                if op == "call":  # a call that only raises did no work either
+                    self.results += 1
+                    self.degenerate_results += 1
             else:
                 value = reply[1]
                 if type(value) is tuple and len(value) == 2 and value[0] == "a":

@@ -112,6 +112,11 @@ class Namespace:
         self.ns = vars(test_module)
         self.program = types.ModuleType("solution")
         sys.modules["__test__"] = test_module
+        # Tests written as a script run as one: `if __name__ == "__main__": unittest.main()`
+        # runs, and finds the tests' TestCase classes in `__main__`.
+        self.ns["__name__"] = "__main__"
+        sys.modules["__main__"] = test_module
+        sys.argv[:] = ["tests"]  # not the test process's own: unittest reads test names there
         sys.modules["solution"] = self.program
         self.exceptions: dict[str, tuple] = {}
         self.mirrors: dict[str, tuple] = {}  # name -> (entry, class)
@@ -230,6 +235,13 @@ def _failure(where: str, exc: BaseException, source: str) -> str:
     return text
 
 
+def _clean_exit(exc: SystemExit) -> bool:
+    """A success exit the tests themselves raised: code 0, None or False, not from the
+    program (whose exceptions are rebuilt with their `solution_tail`)."""
+    code = exc.code
+    return type(code) in (int, bool, type(None)) and not code and "solution_tail" not in vars(exc)
+
+
 def _status_of(exc: BaseException) -> str:
     if isinstance(exc, SolutionGone):
         return exc.status
@@ -274,10 +286,14 @@ class Row:
             self._io_test(i, stdin, expected)
         if (fn_tests or calls) and self.verdict["status"] not in ("error", "memory", "timeout"):
             self._function_tests(program, fn_tests, calls)
+        # A pass in which every call of the program returned None, an empty value, NaN or an
+        # empty array, or raised, or no call was made at all: tests that such an answer
+        # passes cannot tell work from none (stdin/stdout tests check output instead).
         chan = self.chan
         if (
             self.verdict["status"] == "passed"
-            and chan.results
+            and fn_tests
+            and not io_tests
             and chan.degenerate_results == chan.results
         ):
             self.rep.emit("degenerate_pass")
@@ -343,6 +359,12 @@ class Row:
             except SolutionGone as e:
                 self.fail(e.status, f"{where}: {e}")
                 return
+            except SystemExit as e:
+                # `unittest.main()` ends a passing suite with SystemExit(False). A program's
+                # own SystemExit arrives carrying `solution_tail` and stays a failure.
+                if not _clean_exit(e) or self.chan.dead is not None:
+                    self.fail(_status_of(e), _failure(where, e, source))
+                    continue
             except BaseException as e:  # a failing test, whatever it raised
                 self.fail(_status_of(e), _failure(where, e, source))
                 continue
