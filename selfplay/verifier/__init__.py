@@ -145,6 +145,10 @@ Not covered
   zygote keeps about earlier rows is in memory the children do not inherit). What a sender
   can send is what its own process held: its program, the arguments it was called with, the
   operands the tests combined with its objects, and its results.
+- Warnings the program raises during a call (under an "always" filter, as inside
+  `pytest.warns`) cross as data, at most 32 a call: a warning class and its message, warned
+  again in the test process; a category of the program's own arrives as its nearest
+  built-in warning class.
 - Tests run as a script would: their module is `__main__` (so `if __name__ == "__main__":
   unittest.main()` runs their TestCase classes, with an argv of its own), and a SystemExit
   they raise with a success code (unittest's `False`) passes the test; one the program

@@ -13,6 +13,7 @@ import os
 import select
 import signal
 import sys
+import warnings
 
 from . import ambient, decoder, values, wire
 from .remote import EXCEPTIONS, Proxies, Remote, RemoteError
@@ -248,7 +249,7 @@ class Channel:
             raise self._bad(f"tag {tag!r}")
         try:
             self._signals(reply[2])
-            self._changes(reply[3], watched, args, kwargs)
+            mutated = self._changes(reply[3], watched, args, kwargs)
             if tag == "x":
                 exc = self.exception(reply[1])
                 if op == "call":  # a call that only raises did no work either
@@ -265,7 +266,7 @@ class Channel:
                 value = self.dec.decode(value)
                 if op == "call":
                     self.results += 1
-                    self.degenerate_results += not reply[3] and degenerate(value)
+                    self.degenerate_results += not mutated and degenerate(value)
                 return value
         except values.WireError as e:
             raise self._bad(str(e)) from None
@@ -290,14 +291,20 @@ class Channel:
             raise self._bad("batch items")
         return items, reply[2] is True, exc
 
-    def _changes(self, changes, watched, args, kwargs) -> None:
-        """Arguments the program mutated (copied back in place) and globals it changed."""
+    def _changes(self, changes, watched, args, kwargs) -> bool:
+        """Arguments the program mutated (copied back in place), globals it changed and
+        warnings it raised; True where the call changed an argument or a global."""
         if type(changes) is not list:
             raise values.WireError("malformed changes")
+        mutated = False
         for item in changes:
             if type(item) is tuple and len(item) == 3 and item[0] == "g":
                 if type(item[1]) is str and self.on_global is not None:
                     self.on_global(item[1], item[2])
+                mutated = True
+                continue
+            if type(item) is tuple and len(item) == 3 and item[0] == "w":
+                self._warn(item[1], item[2])
                 continue
             if type(item) is not tuple or len(item) != 2 or item[0] not in watched:
                 raise values.WireError("malformed mutation")
@@ -306,6 +313,14 @@ class Channel:
             new = self.dec.decode(node)
             if type(new) is type(target):
                 decoder.update_in_place(target, new)
+            mutated = True
+        return mutated
+
+    def _warn(self, ref, message) -> None:
+        """Warn again, in the test process, what the program warned during a call."""
+        cls = self.exception_class(ref)
+        if isinstance(cls, type) and issubclass(cls, Warning) and type(message) is str:
+            warnings.warn(message, cls, stacklevel=3)
 
     # -- exceptions -----------------------------------------------------------------------
     def exception_class(self, ref) -> type | None:

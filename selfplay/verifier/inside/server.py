@@ -7,8 +7,9 @@ changed them (so in-place sorting and filling reach the tests' objects). Replies
   program returned one of the arguments themselves (identity is kept);
 - `("x", exception, signals, changes)`: an exception the program raised (data for the tests);
 - `("b", items message, exhausted, exception or None, signals)`: a batch of an iterator.
-`changes` are changed arguments `(key, message)` and changed program globals
-`("g", name, manifest entry)`: a test that reads a counter the program keeps sees it move.
+`changes` are changed arguments `(key, message)`, changed program globals
+`("g", name, manifest entry)` (a test that reads a counter the program keeps sees it move) and
+warnings the call raised `("w", class ref, message)` (which `pytest.warns` in the tests sees).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import enum
 import operator
 import types
+import warnings
 
 from . import ambient, signals, simple, values, wire
 
@@ -257,7 +259,14 @@ class Server:
             if op == "getattr" and a[1].startswith("__") and a[1] not in _DUNDERS:
                 raise AttributeError(a[1])
             before = {w: values.snapshot(a[w] if type(w) is int else k[w]) for w in watched}
-            result = OPS[op](*a, **k)
+            with warnings.catch_warnings(record=True) as warned:
+                # As inside `pytest.warns`: every warning of the call is seen, and goes to
+                # the tests as data, where the test process warns it again.
+                warnings.simplefilter("always")
+                try:
+                    result = OPS[op](*a, **k)
+                finally:
+                    changes += self.warnings(warned)
             for w, snap in before.items():
                 now = a[w] if type(w) is int else k[w]
                 if values.snapshot(now) != snap:
@@ -279,6 +288,16 @@ class Server:
                 pass
             return ("x", self.exception(e), self.hook.take(), changes)
 
+    def warnings(self, warned: list) -> list:
+        """`("w", class ref, message)` per warning a call raised (at most `_WARNINGS`)."""
+        out = []
+        for w in warned[:_WARNINGS]:
+            try:
+                out.append(("w", self.class_ref(w.category), str(w.message)[:1000]))
+            except Exception:  # a category or message that will not say what it is
+                continue
+        return out
+
     def batch(self, it, n: int) -> tuple:
         """Up to n items of an iterator at once: consuming a generator item by item would cost
         a round trip each."""
@@ -295,6 +314,7 @@ class Server:
 
 
 _SMALL = 1000
+_WARNINGS = 32
 
 
 def _small(value) -> bool:
