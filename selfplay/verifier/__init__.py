@@ -181,8 +181,12 @@ Not covered
   and mirrored enum and namedtuple classes have the program's names, members, fields and
   defaults (their methods are asked of the program), not its other class attributes or
   custom ordering. A masked array of the program's stays a handle (numpy.testing ignores
-  masked entries, so as data it would pass against anything). pandas DataFrames cross neither way (a returned one is a handle, which
-  `assert_frame_equal` refuses), and `dataclasses.fields`/`replace` refuse a program
+  masked entries, so as data it would pass against anything). pandas Series, DataFrames and indexes of plain data (numeric,
+  boolean, date, string or atom-object columns, a plain or range index, atom labels) cross
+  as data both ways, rebuilt by pandas' constructors from their parts (`inside/frames.py`);
+  others (categorical or nullable dtypes, a MultiIndex, objects in a column, `attrs`) stay
+  handles, which `assert_frame_equal` refuses; a frame the tests pass arrives as a copy, so
+  the program's in-place changes to it do not reach the tests; and `dataclasses.fields`/`replace` refuse a program
   dataclass (they read `__dataclass_fields__` objects that live in the program).
 - State the tests set reaches the program before each call where it changed
   (`inside/ambient.py`): environment variables, the working directory, the decimal context,

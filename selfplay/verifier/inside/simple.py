@@ -12,6 +12,7 @@ rebuilds with `strict=True`: every part's type is checked, because the sender is
 | `("sl", start, stop, step)` | a slice (bounds are nodes) |
 | `("dt", kind, fields, tz, fold)` | datetime.date, time, datetime, timedelta, timezone (tz: None, a fixed offset or a zoneinfo key) |
 | `("nd", dtype, shape, bytes)` | a numpy array (shape None: a numpy scalar) of numbers, booleans or dates (never objects) |
+| `("pS", ...)`, `("pF", ...)`, `("pI", ...)`, `("pR", ...)` | pandas Series, DataFrames and indexes of plain data (`frames.py`) |
 | `("G", module, qualname)` | a function or class of the standard library (`len`, `str.lower`, `math.sqrt`, `int`): the same object on the other side |
 """
 
@@ -30,7 +31,7 @@ import re
 import sys
 import types
 
-from . import remote
+from . import frames, remote
 
 
 class WireError(Exception):
@@ -169,6 +170,8 @@ def encode(v, part):
         return _datetime(v, t)
     if (t.__module__ or "").startswith("numpy") and hasattr(v, "dtype") and hasattr(v, "tobytes"):
         return _numpy(v, t, part)
+    if (t.__module__ or "").split(".")[0] == "pandas" and t.__name__ in frames.TYPES:
+        return frames.encode(v, t, part)
     if t.__module__ == "pathlib" and t.__name__ in _PATH_TYPES:
         return ("P", t.__name__, str(v))
     if t is collections.ChainMap:
@@ -289,6 +292,11 @@ def rebuild(n: tuple, part, strict: bool = False, importable=None):
         if strict and not remote.is_remote(func):
             raise WireError("a partial of a function that is not the program's")
         return functools.partial(func, *[part(x) for x in n[2]], **kwargs)
+    if tag in frames.TAGS:
+        try:
+            return frames.rebuild(n, part, WireError)
+        except (ValueError, TypeError, OverflowError) as e:  # parts pandas will not join
+            raise WireError(f"malformed pandas value: {type(e).__name__}") from None
     if tag == "IT" and len(n) == 2 and type(n[1]) is list:
         return iter([part(x) for x in n[1]])
     if tag == "G" and len(n) == 3 and type(n[1]) is str and type(n[2]) is str:
