@@ -51,7 +51,7 @@ def encode(v, t, part):
 def _dtype_text(dtype) -> str | None:
     """How a dtype travels: numpy's `str` of a plain one, `|O`, or a string dtype's name."""
     if type(dtype).__module__.split(".")[0] == "numpy":
-        return dtype.str if dtype.kind in _PLAIN_KINDS or dtype == object else None
+        return dtype.str if dtype.kind in _PLAIN_KINDS + "O" else None
     text = str(dtype)
     return text if type(dtype).__name__ == "StringDtype" and text in _STRING_DTYPES else None
 
