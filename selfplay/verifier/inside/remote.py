@@ -9,8 +9,10 @@ The rule for a handle (`Remote`), which decides what program code may answer for
 - comparison (`==`, `<`, ...) between a handle and test data never asks the program: `==` is
   False, ordering raises TypeError. Between two handles it asks the program (both objects are
   its own, as in `Vec2(2, -1) * 3 == Vec2(6, -3)`);
-- conversion of a handle to a number (`int`, `float`, `complex`, `index`, `round`, ...) raises
-  TypeError: numbers cross as data, never as objects that say which number they are;
+- conversion of a handle to a number (`int`, `float`, `complex`, `index`, `round()`,
+  `math.trunc`/`floor`/`ceil`) asks the program for the number, which must come back as data
+  of that type, and only for an unmarked handle (below): the program computes it from its own
+  object, as it would have returned it from the call; `round(obj, n)` and `divmod` raise;
 - arithmetic between a handle and test data asks the program, but its result must be a
   program object, never data, and that object is *marked*: it was computed from test data
   that the program saw, so a marked handle (and anything computed from it) cannot become a
@@ -359,6 +361,32 @@ def _refused(op: str):
     return method
 
 
+# What a conversion of a program object must give back: data, a number of that type.
+_NUMBERS = {"int": int, "index": int, "float": float, "complex": complex, "round": int,
+            "trunc": int, "floor": int, "ceil": int}  # fmt: skip
+
+
+def _conversion(op: str):
+    """`float(obj)`, `int(obj)`, `[...][obj]`, `round(obj)`: the program turns its own object
+    into a number, from its own data (the object must be unmarked: no test data went into
+    it), and the number comes back as data. `round(obj, n)` would hand the program `n`."""
+
+    def method(self, *args):
+        chan = _chan(self)
+        if args and args[0] is not None:
+            chan.emit("handle_compared")
+            raise TypeError("round() of a program object to test-given digits")
+        _unmarked(self, op)
+        result = chan.request(op, (self,), {})
+        if is_remote(result) or not isinstance(result, _NUMBERS[op]):
+            chan.emit("handle_compared")
+            raise TypeError(f"{op}() of a program object gave no {_NUMBERS[op].__name__}")
+        return result
+
+    method.__name__ = f"__{op}__"
+    return method
+
+
 def _unary(op: str):
     def method(self):
         _unmarked(self, op)
@@ -376,9 +404,10 @@ for _op in ARITHMETIC:
     setattr(Remote, f"__{_op}__", _arithmetic(_op))
     setattr(Remote, f"__r{_op}__", _arithmetic(_op, reflected=True))
     setattr(Remote, f"__i{_op}__", _arithmetic(_op, inplace=True))
-for _op in ("int", "float", "complex", "index", "round", "trunc", "floor", "ceil", "divmod",
-            "rdivmod"):  # fmt: skip
+for _op in ("divmod", "rdivmod"):
     setattr(Remote, f"__{_op}__", _refused(_op))
+for _op in _NUMBERS:
+    setattr(Remote, f"__{_op}__", _conversion(_op))
 for _op in ("neg", "pos", "abs", "invert"):
     setattr(Remote, f"__{_op}__", _unary(_op))
 

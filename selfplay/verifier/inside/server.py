@@ -15,6 +15,7 @@ warnings the call raised `("w", class ref, message)` (which `pytest.warns` in th
 from __future__ import annotations
 
 import enum
+import math
 import operator
 import types
 import warnings
@@ -98,6 +99,15 @@ OPS = {
     "pos": operator.pos,
     "abs": operator.abs,
     "invert": operator.invert,
+    # A program object to a number (the test process checks what comes back is one).
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": operator.index,
+    "round": round,
+    "trunc": math.trunc,
+    "floor": math.floor,
+    "ceil": math.ceil,
     **{name: _op(name) for name in _BINARY},
     # Reflected arithmetic: `3 * obj` arrives as ("rmul", obj, 3).
     **{"r" + name: (lambda f: lambda a, b: f(b, a))(_op(name)) for name in _INPLACE},

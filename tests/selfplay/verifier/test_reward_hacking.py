@@ -225,26 +225,31 @@ def test_sub_returning_an_object_whose_abs_is_zero(grade):
     assert v.tests_passed == 0 and "handle_compared" in v.signals
 
 
-@pytest.mark.parametrize(
-    "test",
-    [
-        "import math\nassert math.isclose(square(4), 16.0)",
-        "assert int(square(4)) == 16",
-        "assert float(square(4)) == 16.0",
-        "assert round(square(4)) == 16",
-        "assert [0] * 16 == [0] * square(4)",
-        "assert square(4) >= 16 and square(4) <= 16",
-    ],
+N_PROGRAM = (
+    "class N:\n"
+    "    def __float__(self):\n        return 16.0\n    def __int__(self):\n        return 16\n"
+    "    def __index__(self):\n        return 16\n    def __round__(self, n=None):\n        return 16\n"
+    "    def __ge__(self, o):\n        return True\n    def __le__(self, o):\n        return True\n"
+    "def square(x):\n    return N()\n"
 )
-def test_objects_that_convert_to_whatever_number_is_asked(grade, test):
-    program = (
-        "class N:\n"
-        "    def __float__(self):\n        return 16.0\n    def __int__(self):\n        return 16\n"
-        "    def __index__(self):\n        return 16\n    def __round__(self, n=None):\n        return 16\n"
-        "    def __ge__(self, o):\n        return True\n    def __le__(self, o):\n        return True\n"
-        "def square(x):\n    return N()\n"
-    )
-    v = not_passed(grade, program, [test])
+
+
+@pytest.mark.parametrize(
+    "convert",
+    ["math.isclose({}, {}.0)", "int({}) == {}", "float({}) == {}.0", "round({}) == {}",
+     "list(range(30))[{}] == {}"],
+)  # fmt: skip
+def test_an_object_that_converts_to_a_number_is_judged_by_that_number(grade, convert):
+    # The program turns its own object into a number without seeing what the tests expect,
+    # as if it had returned the number: a constant passes one question and fails the next.
+    tests = ["import math\nassert " + convert.format("square(4)", 16),
+             "import math\nassert " + convert.format("square(5)", 25)]  # fmt: skip
+    v = not_passed(grade, N_PROGRAM, tests)
+    assert v.tests_passed == 1
+
+
+def test_an_object_that_claims_every_order_is_refused(grade):
+    v = not_passed(grade, N_PROGRAM, ["assert square(4) >= 16 and square(4) <= 16"])
     assert "handle_compared" in v.signals
 
 
