@@ -57,6 +57,13 @@ def export(
         str | None, typer.Option("--push-to-hub", help="Hub dataset repo id to upload to.")
     ] = None,
     private: Annotated[bool, typer.Option(help="Create the Hub repo as private.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Export into --out even if it holds another format's export or other files "
+            "(the export's own files are replaced; other files stay)."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Export the bank's tasks as a dataset for verl, TRL, OpenRLHF, SFT or DPO, with a card."""
@@ -91,7 +98,8 @@ def export(
         raise _fail(f"invalid {where}: {message}.") from None
     try:
         # The card's snippets load the Hub repository when the export is pushed there.
-        report = export_bank(bank or default_bank_path(), format_, out, options, push_to_hub)
+        report = export_bank(bank or default_bank_path(), format_, out, options, push_to_hub,
+                             force=force)  # fmt: skip
     except ExportError as e:
         raise _fail(e) from None
     except OSError as e:

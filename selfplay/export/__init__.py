@@ -8,6 +8,7 @@ changed. The reward that grades the exported ground truth is `selfplay.rewards`.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -49,17 +50,28 @@ CARD_MARK = "selfplay export --format"
 _OURS = (".parquet", ".jsonl")
 
 
-def _check_target(out: Path) -> None:
-    """`out` must be absent, empty, or an earlier export (whose files will be replaced)."""
+def _check_target(out: Path, fmt: str, force: bool) -> None:
+    """`out` must be absent, empty, or an earlier export of the same format (whose files will
+    be replaced); anything else needs `force`, and the refusal says so."""
     if not out.exists():
         return
     if not out.is_dir():
         raise ExportError(f"{out} exists and is not a directory")
-    if not any(out.iterdir()):
+    if not any(out.iterdir()) or force:
         return
     card = out / "README.md"
-    if not card.is_file() or CARD_MARK not in card.read_text(encoding="utf-8", errors="replace"):
-        raise ExportError(f"{out} is not empty and holds no earlier selfplay export")
+    text = card.read_text(encoding="utf-8", errors="replace") if card.is_file() else ""
+    earlier = re.search(re.escape(CARD_MARK) + r" (\w+)", text)
+    if earlier is None:
+        raise ExportError(
+            f"{out} is not empty and holds no earlier selfplay export; choose a new or empty "
+            "--out, or pass --force to export into it (its other files stay)"
+        )
+    if earlier.group(1) != fmt:
+        raise ExportError(
+            f"{out} holds a {earlier.group(1)} export; pass --force to replace it with this "
+            f"{fmt} export, or choose another --out"
+        )
 
 
 OWN_FILES = ("reward_func.py", "README.md", "LICENSE")
@@ -106,9 +118,11 @@ def export_bank(
     out: str | Path,
     options: ExportOptions | None = None,
     repo_id: str | None = None,
+    force: bool = False,
 ) -> ExportReport:
     """Write `fmt` files and README.md for the bank's tasks into `out`; `repo_id`: the Hub
-    repository the export will be pushed to, which the card's snippets then load."""
+    repository the export will be pushed to, which the card's snippets then load. `out` may
+    hold an earlier export of the same format; another one, or other files, need `force`."""
     from selfplay.export.card import render
     from selfplay.export.licenses import LICENSE_FILE, license_file, licenses
     from task_bank.stats import summary
@@ -117,7 +131,7 @@ def export_bank(
     options = options or ExportOptions()
     exporter = make_exporter(fmt, options)
     out = Path(out)
-    _check_target(out)
+    _check_target(out, fmt, force)
     # Everything is written to a staging directory beside `out` first: an export that fails
     # leaves nothing behind, and an earlier export in `out` is untouched.
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -189,3 +189,23 @@ def test_a_directory_holding_other_files_is_refused(built_bank, tmp_path):
     with pytest.raises(ExportError, match="not empty"):
         export_bank(built_bank, "verl", tmp_path, ExportOptions())
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_another_formats_export_is_replaced_only_when_asked(built_bank, tmp_path):
+    out = tmp_path / "one"
+    export_bank(built_bank, "trl", out, ExportOptions(split="none"))
+    with pytest.raises(ExportError, match="holds a trl export; pass --force"):
+        export_bank(built_bank, "sft", out, ExportOptions(split="none"))
+    assert "--format trl" in (out / "README.md").read_text()  # nothing was replaced
+    (out / "grpo-out").mkdir()  # what a trainer left there stays
+    report = export_bank(built_bank, "sft", out, ExportOptions(split="none"), force=True)
+    assert "--format sft" in (out / "README.md").read_text() and report.files
+    assert (out / "grpo-out").is_dir()
+
+
+def test_other_files_need_force_and_stay(built_bank, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ExportError, match="pass --force to export into it"):
+        export_bank(built_bank, "verl", tmp_path, ExportOptions())
+    export_bank(built_bank, "verl", tmp_path, ExportOptions(split="none"), force=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and (tmp_path / "README.md").is_file()
