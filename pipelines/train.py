@@ -119,6 +119,12 @@ def train(
         return
     reward = result.mean_reward
     extra = f", mean reward {reward:.3f}, {result.rollouts} rollouts in the bank" if reward else ""
+    flat = [e["frac_reward_zero_std"] for e in result.log if "frac_reward_zero_std" in e]
+    if result.method == "grpo" and flat and min(flat) >= 1.0:
+        extra += (
+            "; every group's rollouts scored the same (all right or all wrong), so no step "
+            "had an advantage to learn from: pick tasks the model solves sometimes"
+        )
     if result.method == "ei":
         per = [f"{it['passed']}/{it['sampled']}" for it in result.log]
         extra = f", passing answers per iteration {', '.join(per)}"

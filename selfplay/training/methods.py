@@ -54,9 +54,26 @@ def completion_budget(config: TrainConfig, items: list[Any]) -> int:
     return max(kinds.get(k).answer_tokens for k in {i.task.kind for i in items})
 
 
-def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
-    """Attempts at the training tasks the policy's line never tried (`selfplay.solver.warmup`),
-    made by the starting model before the trainer loads it, so the first pick is informed."""
+# The warm-up attempts this many times the tasks GRPO can pick in `max_steps` (at least
+# WARMUP_FLOOR): enough for the scheduler to choose among, not the whole bank (a warm-up of
+# every task of a 400-task bank took 11 minutes before a one-step run).
+WARMUP_CHOICE = 4
+WARMUP_FLOOR = 16
+
+
+def warmup_size(config: TrainConfig) -> int:
+    """How many untried tasks GRPO's warm-up attempts: `WARMUP_CHOICE` times the prompts
+    `max_steps` steps can pick. The scheduler chooses among tasks with a record; the rest
+    get theirs from rollouts if they are ever picked."""
+    g = config.grpo
+    prompts = max(1, config.batch_size * config.gradient_accumulation_steps // g.num_generations)
+    return max(WARMUP_FLOOR, WARMUP_CHOICE * prompts * config.max_steps)
+
+
+def _warm_up(bank, config, items, line, verifier, cuda, progress) -> dict[str, Any]:
+    """Attempts at a sample of the training tasks the policy's line never tried
+    (`selfplay.solver.warmup`, `warmup_size` of them, drawn with the run's seed), made by the
+    starting model before the trainer loads it, so the first pick is informed."""
     from selfplay.backends import make_backend
     from selfplay.backends.base import engine_name
     from selfplay.backends.models import model_label
@@ -69,6 +86,12 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
     untried = blind(bank, (t.id for t in tasks), line) if g.warmup_samples else []
     if not untried:
         return {"warmed": 0}
+    size = warmup_size(config)
+    skipped = max(0, len(untried) - size)
+    if skipped:
+        import random
+
+        untried = random.Random(config.seed).sample(untried, size)
     budget = completion_budget(config, items)
     solver_config = SolverConfig(
         samples=g.warmup_samples,
@@ -81,15 +104,18 @@ def _warm_up(bank, config, items, line, verifier, cuda) -> dict[str, Any]:
     backend_name = "vllm" if _use_vllm(config, cuda) else config.generation_backend
     with make_backend(backend_name, config.model) as backend:
         solver = Solver(backend, verifier, solver_config, name=model_label(config.model),
-                        seed=config.seed)  # fmt: skip
+                        seed=config.seed,
+                        progress=lambda phase, done, total: progress(f"warm-up {phase}", done,
+                                                                     total))  # fmt: skip
         report = warm_up(bank, solver, tasks, solvers=line, untried=untried)
         engine = engine_name(backend)
     return {k: getattr(report, k) for k in ("warmed", "attempts", "solved_some", "seconds")} | {
-        "engine": engine
+        "engine": engine,
+        "not_warmed": skipped,
     }
 
 
-def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
+def _grpo(bank, config, base, model_id, common, peft, exclude, cuda, progress) -> Job:
     from trl import GRPOConfig, GRPOTrainer
 
     from curricula import make_scheduler
@@ -106,7 +132,7 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda) -> Job:
         config.grpo.scheduler, seed=config.seed, **config.grpo.scheduler_options
     )
     verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
-    warm = _warm_up(bank, config, items, line, verifier, cuda)
+    warm = _warm_up(bank, config, items, line, verifier, cuda, progress)
     graph = None
     if config.grpo.scheduler != "uniform":
         from curricula.inspect import bank_graph
@@ -192,9 +218,9 @@ def _dpo(bank, config, base, model_id, common, peft, exclude, gains) -> Job:
     return Job(trainer, len(rows), data={"pairs": len(rows), "role": config.role})
 
 
-def build(bank, config, base, model_id, common, peft, exclude, gains, cuda) -> Job:
+def build(bank, config, base, model_id, common, peft, exclude, gains, cuda, progress) -> Job:
     if config.method == "grpo":
-        return _grpo(bank, config, base, model_id, common, peft, exclude, cuda)
+        return _grpo(bank, config, base, model_id, common, peft, exclude, cuda, progress)
     if config.method == "sft":
         return _sft(bank, config, base, model_id, common, peft, exclude)
     return _dpo(bank, config, base, model_id, common, peft, exclude, gains)

@@ -249,7 +249,16 @@ def train(
         return _expert(bank, config, out, base, record, common, exclude, resume, progress,
                        started)  # fmt: skip
     job = methods.build(
-        bank, config, base, model_id, common, _peft(config), exclude, proposer_gains, cuda
+        bank,
+        config,
+        base,
+        model_id,
+        common,
+        _peft(config),
+        exclude,
+        proposer_gains,
+        cuda,
+        progress,
     )
     # Recorded once the data is there (a run with nothing to train on leaves no record).
     if bank.model(model_id) is None or checkpoint is None:
