@@ -56,7 +56,10 @@ def loading(counts: dict[str, int], suffix: str, repo_id: str | None) -> str:
     return (
         f"{where} Loading: `{_python_load(counts, suffix, repo_id)}` (from datasets). "
         "Each Python snippet below runs as printed: one short step on a CPU, with the model "
-        f"named by the `MODEL` environment variable (else `{MODEL}`)."
+        f"named by the `MODEL` environment variable (else `{MODEL}`, from the Hub). Offline, "
+        "set `MODEL` to a local model directory; selfplay's bundled model is "
+        '`$(python -c "from selfplay.backends.models import local_model_dir; '
+        "print(local_model_dir('bundled'))\")`."
     )
 
 
@@ -126,11 +129,15 @@ def openrlhf_command(counts: dict[str, int], repo_id: str | None) -> str:
     )
 
 
-_PY_HEAD = "import os\n\nimport torch\nfrom datasets import load_dataset\n"
+_PY_HEAD = "import os\nimport tempfile\n\nimport torch\nfrom datasets import load_dataset\n"
 # What turns the one-step check into a run; named in each snippet's comment.
 _REAL_RUN = (
-    "# A one-step check that fits a CPU; for a real run drop max_steps and raise the sizes.\n"
+    "# A one-step check that fits a CPU and saves nothing (a temporary output_dir); for a real\n"
+    "# run drop max_steps, raise the sizes and set output_dir and save_strategy.\n"
 )
+# Where a one-step check writes: outside the export, and nothing saved (a full checkpoint of
+# even a small model is gigabytes).
+_DEMO_OUT = 'output_dir=tempfile.mkdtemp(prefix="selfplay-{fmt}-"), save_strategy="no",'
 
 
 def grpo_snippet(fmt: str, counts: dict[str, int], suffix: str, repo_id: str | None) -> str:
@@ -146,7 +153,8 @@ def grpo_snippet(fmt: str, counts: dict[str, int], suffix: str, repo_id: str | N
         f"data = {_python_load(counts, suffix, repo_id)}{columns}\n"
         + _REAL_RUN
         + "args = GRPOConfig(\n"
-        '    output_dir="grpo-out", max_steps=1, per_device_train_batch_size=2, num_generations=2,\n'
+        f"    {_DEMO_OUT.format(fmt='grpo')}\n"
+        "    max_steps=1, per_device_train_batch_size=2, num_generations=2,\n"
         "    max_completion_length=32, logging_steps=1, bf16=torch.cuda.is_available(), report_to=[],\n)\n"
         "trainer = GRPOTrainer(model=model, reward_funcs=[trl_reward], args=args, "
         "train_dataset=data)\ntrainer.train()\n```"
@@ -167,7 +175,8 @@ def preference_snippet(fmt: str, counts: dict[str, int], repo_id: str | None) ->
         + why
         + _REAL_RUN
         + f"args = {name}Config(\n"
-        f'    output_dir="{fmt}-out", max_steps=1, per_device_train_batch_size=2,\n'
+        f"    {_DEMO_OUT.format(fmt=fmt)}\n"
+        "    max_steps=1, per_device_train_batch_size=2,\n"
         "    bf16=torch.cuda.is_available(), report_to=[],\n)\n"
         f"{name}Trainer(model=model, train_dataset=data, args=args).train()\n```"
     )
