@@ -18,6 +18,7 @@ turned away (`constant_output`).
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from selfplay.admission.candidate import Candidate, Reason
@@ -39,18 +40,10 @@ PROBES: dict[str, str] = {
     "masked": "np.ma.masked_all((1,))",
     "equals_everything": "_Any()",
 }
-# The reference's output (repr) that makes a passing probe honest: the same value.
-_SAME = {
-    "none": {"None"},
-    "empty_list": {"[]"},
-    "empty_tuple": {"()"},
-    "empty_str": {"''", '""'},
-    "empty_dict": {"{}"},
-    "empty_set": {"set()"},
-    "zero": {"0", "0.0"},
-    "false": {"False"},
-    "nan": {"nan"},
-}
+# What each plain probe returns, as a value: a passing probe is honest where every output of
+# the reference equals it as the tests compare (`0 == False`, `0.0 == 0`); NaN by its repr.
+_VALUES = {"none": None, "empty_list": [], "empty_tuple": (), "empty_str": "", "empty_dict": {},
+           "empty_set": set(), "zero": 0, "false": False}  # fmt: skip
 _ANY = (
     "class _Any:\n"
     "    def __eq__(self, other):\n        return True\n"
@@ -84,13 +77,28 @@ def rows(c: Candidate, tag: str, timeout_s: float | None) -> list[dict[str, Any]
     return out
 
 
+def _same(output: str, probe: str) -> bool:
+    """The reference's output (a repr) is the probe's own value."""
+    if probe == "nan":
+        return output == "nan"
+    if probe not in _VALUES:
+        return False
+    try:
+        value = ast.literal_eval(output)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return type(value) in (type(None), bool, int, float, str, list, tuple, dict, set) and bool(
+        value == _VALUES[probe]
+    )
+
+
 def judge(c: Candidate, passed: list[str]) -> Reason | None:
     """`weak_tests` where a probe passed that the reference's own outputs do not explain;
     a flag on the task where they do."""
     if not passed:
         return None
     outputs = [o for o in c.outputs if o is not None]
-    honest = [p for p in passed if outputs and all(o in _SAME.get(p, ()) for o in outputs)]
+    honest = [p for p in passed if outputs and all(_same(o, p) for o in outputs)]
     if len(honest) == len(passed):
         assert c.task is not None
         c.task.metadata = {**(c.task.metadata or {}), "degenerate_passes": honest}

@@ -122,11 +122,13 @@ Every verdict carries `signals`: what the row tried that no ordinary program doe
 gc scans, /proc memory, ctypes, refused system calls, signals to other processes, early exits,
 a forged channel, program objects compared with test data, oversized values, globals named
 like modules, patched builtins). A signal explains a verdict; it never changes one. One
-signal is about the tests rather than the program: `degenerate_pass`, a row of function tests
-that passed while every call of a program function returned None, an empty container or
-string, NaN or an empty array and left its arguments as they were, or raised, or while no
-call was made at all (an empty array satisfies `np.allclose(f(x), 3.14)`: true over zero
-elements; a `def test_x():` never called asserts nothing). The verdict stands; the codegen reward reads the signal and scores
+signal is about the tests rather than the program: `degenerate_pass`, a row that passed while
+every value a call of a program function returned was None, an empty container or string,
+NaN or an empty array, its arguments left as they were (an empty array satisfies
+`np.allclose(f(x), 3.14)`: true over zero elements). Calls that raised count in neither
+direction, and a row whose tests never call the program gets no signal: tests that assert
+nothing (a `def test_x():` never called) are admission's to turn away, where every
+degenerate probe passes them. The verdict stands; the codegen reward reads the signal and scores
 such a pass 0 unless the label says the task's reference itself returns such values
 (`degenerate_ok`, which admission's degenerate-response probe sets: `selfplay.admission.
 degenerate`, which also turns away codegen tasks whose tests such answers pass).

@@ -43,7 +43,7 @@ def test_bad_input_is_one_sentence_and_nothing_is_written(bank_file, tmp_path):
     )
     one_sentence_error(
         cli("train", "--bank", str(bank_file), "--method", "rlhf", "--out", str(out)),
-        "'grpo', 'sft' or 'dpo'",
+        "'grpo', 'sft', 'dpo' or 'ei'",
     )
     one_sentence_error(
         cli(

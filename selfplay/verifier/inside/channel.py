@@ -117,8 +117,9 @@ class Channel:
         # globals(name, entry): a program global changed during a call (set by the harness).
         self.on_global = None
         self.exc_classes: dict[int, type] = {}
-        # Results of program calls, and how many were degenerate (`degenerate`) and left
-        # their arguments as they were: a row that passes on such results alone did no work.
+        # Values program calls returned, and how many were degenerate (`degenerate`) and left
+        # their arguments as they were: a row that passes on such values alone did no work.
+        # A call that raised counts in neither (tests of exceptions check what was raised).
         self.results = 0
         self.degenerate_results = 0
         self.exit_status: int | None = None
@@ -252,9 +253,6 @@ class Channel:
             mutated = self._changes(reply[3], watched, args, kwargs)
             if tag == "x":
                 exc = self.exception(reply[1])
-                if op == "call":  # a call that only raises did no work either
-                    self.results += 1
-                    self.degenerate_results += 1
             else:
                 value = reply[1]
                 if type(value) is tuple and len(value) == 2 and value[0] == "a":

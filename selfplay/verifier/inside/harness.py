@@ -286,14 +286,12 @@ class Row:
             self._io_test(i, stdin, expected)
         if (fn_tests or calls) and self.verdict["status"] not in ("error", "memory", "timeout"):
             self._function_tests(program, fn_tests, calls)
-        # A pass in which every call of the program returned None, an empty value, NaN or an
-        # empty array, or raised, or no call was made at all: tests that such an answer
-        # passes cannot tell work from none (stdin/stdout tests check output instead).
+        # A pass in which every value the program's calls returned was None, an empty value,
+        # NaN or an empty array: tests that such an answer passes cannot tell work from none.
         chan = self.chan
         if (
             self.verdict["status"] == "passed"
-            and fn_tests
-            and not io_tests
+            and chan.results
             and chan.degenerate_results == chan.results
         ):
             self.rep.emit("degenerate_pass")

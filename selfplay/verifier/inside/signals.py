@@ -33,8 +33,8 @@ NAMES = {
     "name_rebind": "rebound, during a call, a name the tests bound themselves",
     "builtins_patched": "replaced or added builtins",
     "output_flood": "wrote more output than the limit",
-    "degenerate_pass": "passed while every call of the program returned None, an empty value, "
-    "NaN or an empty array (its arguments untouched) or raised, or no call was made",
+    "degenerate_pass": "passed while every value the program's calls returned was None, an "
+    "empty value, NaN or an empty array (its arguments untouched)",
 }
 
 _PROC_SELF = re.compile(

@@ -27,6 +27,9 @@ def test_weak_tests_are_turned_away_and_honest_ones_flagged(bank, verifier):
     weak = [_task(f"weak{i}", AREA, "area", [t]) for i, t in enumerate(TOLERANT)]
     weak.append(_task("notnone", "def g(x):\n    return x + 1\n", "g",
                       ["assert g(1) is not None or g(1) is None"]))  # fmt: skip
+    # A test function nobody calls asserts nothing.
+    weak.append(_task("uncalled", "def h(x):\n    return x * 3\n", "h",
+                      ["def test_h():\n    assert h(2) == 6"]))  # fmt: skip
     pinned = _task(
         "pinned",
         AREA,
@@ -35,12 +38,14 @@ def test_weak_tests_are_turned_away_and_honest_ones_flagged(bank, verifier):
     )
     honest = _task("honest", "def evens(xs):\n    return [x for x in xs if x % 2 == 0]\n", "evens",
                    ["assert evens([1, 3]) == []", "assert evens([5]) == []"])  # fmt: skip
+    # Expected 0: the `0` and `False` probes pass (False == 0), honestly both.
+    zero = _task("zero", "def dec(x):\n    return x - 1\n", "dec", ["assert dec(1) == 0"])
     report = Admission(bank, verifier, AdmissionConfig(decontaminate=False)).admit(
-        [*weak, pinned, honest]
+        [*weak, pinned, honest, zero]
     )
-    assert report.rejected == {"weak_tests": 4}, report.outcomes
+    assert report.rejected == {"weak_tests": 5}, report.outcomes
     assert {t.id: t.metadata.get("degenerate_passes") for t in bank.tasks()} == {
-        "pinned": None, "honest": ["empty_list"]}  # fmt: skip
+        "pinned": None, "honest": ["empty_list"], "zero": ["zero", "false"]}  # fmt: skip
     details = dict(bank.conn.execute("SELECT item, detail FROM rejections").fetchall())
     assert "empty_array" in details["weak0"] and "none" in details["notnone"]
 

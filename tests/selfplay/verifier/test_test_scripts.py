@@ -35,15 +35,20 @@ def test_a_programs_own_success_exit_is_a_failure(verifier):
     assert [v.passed for v in verifier.grade(rows)] == [False, False]
 
 
-def test_tests_that_never_call_the_program_pass_with_a_signal(verifier):
+def test_only_returned_values_decide_the_degenerate_signal(verifier):
+    # Tests that never call the program assert nothing about it: no signal here (admission
+    # turns such tasks away, `test_degenerate.py`); a call that raised is no value either way.
     rows = [
         {"id": "uncalled", "program": WRONG, "tests": ["def test_a():\n    assert f(2) == 4"]},
         {"id": "raises_only", "program": "def f(x):\n    raise ValueError(x)\n",
          "tests": ["import pytest\nwith pytest.raises(ValueError):\n    f(-1)"]},
-        {"id": "both", "program": "def f(x):\n    if x < 0:\n        raise ValueError(x)\n"
+        {"id": "raises_then_empty", "program": "def f(x):\n    if x < 0:\n        raise ValueError(x)\n"
+         "    return []\n", "tests": ["import pytest\nwith pytest.raises(ValueError):\n"
+                                    "    f(-1)\nassert len(f(2)) == 0"]},
+        {"id": "raises_then_value", "program": "def f(x):\n    if x < 0:\n        raise ValueError(x)\n"
          "    return 2 * x\n", "tests": ["import pytest\nwith pytest.raises(ValueError):\n"
                                       "    f(-1)\nassert f(2) == 4"]},
     ]  # fmt: skip
     verdicts = verifier.grade(rows)
-    assert [v.passed for v in verdicts] == [True, True, True]
-    assert [("degenerate_pass" in v.signals) for v in verdicts] == [True, True, False]
+    assert [v.passed for v in verdicts] == [True, True, True, True]
+    assert [("degenerate_pass" in v.signals) for v in verdicts] == [False, False, True, False]
