@@ -39,3 +39,20 @@ def add_tasks(bank, tasks, **options):
 
     hashes, dedup_keys = keys(tasks)
     return bank.add_tasks(tasks, ast_hashes=hashes, dedup_keys=dedup_keys, **options)
+
+
+def io_task(kind: str, program: str, inputs: list[str], outputs: list[str], **extra):
+    """A bank task of `kind` whose program `f` maps each input to its output: tests and
+    examples both, validated by the bank's own reader."""
+    from task_bank.schema import parse_task
+
+    row = {
+        "kind": kind,
+        "prompt": extra.pop("prompt", f"A {kind} task."),
+        "program": program,
+        "entry_point": "f",
+        "tests": [f"assert f({x}) == {y}" for x, y in zip(inputs, outputs, strict=True)],
+        "examples": [{"input": x, "output": y} for x, y in zip(inputs, outputs, strict=True)],
+        **extra,
+    }
+    return parse_task(row, source="test")

@@ -17,6 +17,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from bank_samples import io_task as task
 
 import selfplay.export
 from selfplay.backends.scripted import ScriptedBackend
@@ -29,23 +30,8 @@ from selfplay.rewards import (
     trl_reward,
 )
 from selfplay.solver import Solver, solver_prompt
-from task_bank.schema import parse_task
 
 PROGRAM = "def f(s, n=1):\n    return s[::-1] * n\n"
-
-
-def task(kind: str, program: str, inputs: list[str], outputs: list[str]):
-    return parse_task(
-        {
-            "kind": kind,
-            "prompt": f"A {kind} task.",
-            "program": program,
-            "entry_point": "f",
-            "tests": [f"assert f({x}) == {y}" for x, y in zip(inputs, outputs, strict=True)],
-            "examples": [{"input": x, "output": y} for x, y in zip(inputs, outputs, strict=True)],
-        },
-        source="test",
-    )
 
 
 def fence(body: str, mark: str = "```") -> str:

@@ -1,7 +1,7 @@
 import pytest
+from bank_samples import io_task
 
 from selfplay.backends.base import Backend, Completion
-from task_bank.schema import parse_task
 
 
 class Answers(Backend):
@@ -26,19 +26,6 @@ class Answers(Backend):
         return out
 
 
-def task(kind, program, inputs, outputs, **extra):
-    row = {
-        "kind": kind,
-        "prompt": extra.pop("prompt", f"A {kind} task."),
-        "program": program,
-        "entry_point": "f",
-        "tests": [f"assert f({x}) == {y}" for x, y in zip(inputs, outputs, strict=True)],
-        "examples": [{"input": x, "output": y} for x, y in zip(inputs, outputs, strict=True)],
-        **extra,
-    }
-    return parse_task(row, source="test")
-
-
 @pytest.fixture()
 def answers():
     return Answers
@@ -46,4 +33,4 @@ def answers():
 
 @pytest.fixture()
 def make_task():
-    return task
+    return io_task

@@ -19,17 +19,6 @@ def tiny_model() -> str:
 
 @pytest.fixture()
 def make_task():
-    from task_bank.schema import parse_task
+    from bank_samples import io_task
 
-    def make(kind, program, inputs, outputs):
-        row = {
-            "kind": kind,
-            "prompt": f"A {kind} task.",
-            "program": program,
-            "entry_point": "f",
-            "tests": [f"assert f({x}) == {y}" for x, y in zip(inputs, outputs, strict=True)],
-            "examples": [{"input": x, "output": y} for x, y in zip(inputs, outputs, strict=True)],
-        }
-        return parse_task(row, source="test")
-
-    return make
+    return io_task
