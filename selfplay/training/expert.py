@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -220,14 +220,4 @@ def _finished(here: Path) -> dict[str, Any] | None:
 
 
 def _as_record(it: Iteration) -> dict[str, Any]:
-    return {
-        "iteration": it.iteration,
-        "picked": it.picked,
-        "sampled": it.sampled,
-        "passed": it.passed,
-        "truncated": it.truncated,
-        "rows": it.rows,
-        "steps": it.steps,
-        "seconds": it.seconds,
-        "loss": it.loss,
-    }
+    return asdict(it)
