@@ -16,6 +16,7 @@ from pipelines import (
     evaluate,
     export,
     loop,
+    rejections,
     run,
     serve,
     serve_rewards,
@@ -60,6 +61,7 @@ app.command(name="verify")(verify.verify)
 app.command(name="run")(run.run)
 app.command(name="train")(train.train)
 app.command(name="loop")(loop.loop)
+bank.app.command(name="rejections")(rejections.rejections)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
 app.command(name="export")(export.export)

@@ -39,10 +39,11 @@ def failure(command: str, message: str | Exception) -> typer.Exit:
     """Print `selfplay COMMAND: message` on stderr; raise the result to exit with code 2.
 
     An exception (a `BackendError`, `BankError`, ... whose text is one sentence) is printed
-    as that sentence, ending in exactly one period.
+    as that sentence, ending in exactly one period (none added after a question mark).
     """
     if isinstance(message, Exception):
-        message = f"{str(message).rstrip('.')}."
+        text = str(message).rstrip(".")
+        message = text if text.endswith(("?", "!")) else f"{text}."
     typer.echo(f"selfplay {command}: {message}", err=True)
     return typer.Exit(2)
 

@@ -212,12 +212,19 @@ def show(
         text = col in ("task", "skill")
         front.add_column(col, justify="left" if text else "right", no_wrap=not text,
                          overflow="fold")  # fmt: skip
+    untried = 0
     for row in data["frontier"]:
+        # An untried task's rate is the scheduler's prior, not a measurement: marked so.
+        rate = f"{row['pass_rate']:.2f}" + ("*" if row["attempts"] == 0 else "")
+        untried += row["attempts"] == 0
         front.add_row(
-            row["id"], row["skill"], str(row["attempts"]),
-            f"{row['pass_rate']:.2f}", f"{row['expected_variance']:.3f}",
+            row["id"], row["skill"], str(row["attempts"]), rate, f"{row['expected_variance']:.3f}",
         )  # fmt: skip
     stdout.print(front)
+    if untried:
+        stdout.print(f"* {plural(untried, 'task')} not tried yet: the rate shown is the prior "
+                     "(0.50), moved by the task's neighbours in the difficulty graph; not a "
+                     "measurement.")  # fmt: skip
     hist = Table(title="Expected reward variance E\\[p(1-p)]")
     hist.add_column("range")
     hist.add_column("tasks", justify="right")

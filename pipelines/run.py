@@ -133,8 +133,10 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
     except BankError as e:
         raise _fail(f"{e}.") from None
     bars = Progress()
+    rounds: list[Any] = []
 
     def on_round(summary: Any) -> None:
+        rounds.append(summary)
         bars.clear()
         bars.show(_summary_table(summary), stdout)
         for warning in summary.warnings:
@@ -169,12 +171,22 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
         count = done.count()
     stderr.print(
         f"bank {path}: {plural(count, 'task')}. Where to look next:\n"
-        f"  # the new tasks\n"
-        f"  selfplay bank list --bank {path} --source selfplay --sort newest\n"
-        f"  # frontier, learnability\n"
-        f"  selfplay curriculum show --bank {path}\n"
-        f"  # the last round's figures (one JSON line per round)\n"
+        + next_steps(path, rounds)
+        + f"  # the last round's figures (one JSON line per round)\n"
         f"  tail -n 1 {metrics_path(store, cfg)}",
         highlight=False,
         soft_wrap=True,
     )
+
+
+def next_steps(path: Any, rounds: list[Any]) -> str:
+    """The commands worth running after these rounds: a round that admitted nothing points at
+    why its proposals were turned away, before anything else."""
+    last = rounds[-1] if rounds else None
+    why = (f"  # why round {last.round}'s proposals were turned away\n"
+           f"  selfplay bank rejections --bank {path} --round {last.round}\n") if last else ""  # fmt: skip
+    if last is not None and last.admitted == 0:
+        return why
+    return (f"  # the new tasks\n  selfplay bank list --bank {path} --source selfplay --sort newest\n"
+            f"  # frontier, learnability\n  selfplay curriculum show --bank {path}\n"
+            + why)  # fmt: skip

@@ -118,6 +118,12 @@ def verify(
         if src is not sys.stdin:
             src.close()
     _summary(counts, time.perf_counter() - start, getattr(verifier, "retried", 0))
+    if counts["invalid"]:
+        # Every verdict is written; the exit code still tells a script that rows were bad.
+        n = sum(counts.values())
+        typer.echo(f"selfplay verify: {counts['invalid']} of {plural(n, 'row')} were invalid "
+                   "(their detail names the line); exit code 1.", err=True)  # fmt: skip
+        raise typer.Exit(1)
 
 
 class _progress:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from bank_samples import add_tasks
 from selfplay_cli import run_cli
 from typer.testing import CliRunner
 
 from curricula.graph_store import load_graph
 from pipelines.cli import app
+from task_bank.schema import parse_task
 from task_bank.store import Bank
 
+SEEDS = Path(__file__).parents[2] / "task_bank" / "data" / "seeds.jsonl"
 runner = CliRunner()
 SMALL = ["--tasks", "300", "--heldout", "100", "--max-rollouts", "80000", "--lr", "0.03"]
 SCHEDULERS = ["uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "frontier"]
@@ -101,9 +105,21 @@ def test_show_prints_tables_and_does_not_write_unless_asked(bank_path, tmp_path)
     assert result.exit_code == 0, result.output
     assert "Frontier" in result.stdout and "Skill coverage" in result.stdout
     assert len(load_graph(copy)) == 0
+    # Every task shown here was tried: no prior to explain.
+    assert "not tried yet" not in result.stdout
     assert runner.invoke(app, ["curriculum", "show", "--bank", str(copy), "--save"]).exit_code == 0
     saved = load_graph(copy).graph
     assert len(saved) > 100 and any(d["relation"] == "lineage" for *_, d in saved.edges(data=True))
+
+
+def test_an_untried_tasks_rate_is_marked_as_the_prior(tmp_path):
+    with Bank(tmp_path / "fresh.db") as bank:
+        rows = [json.loads(line) for line in SEEDS.read_text().splitlines()[:4]]
+        add_tasks(bank, [parse_task(r, source="seeds") for r in rows])
+    result = runner.invoke(app, ["curriculum", "show", "--bank", str(tmp_path / "fresh.db")])
+    assert result.exit_code == 0, result.output
+    assert "0.50*" in result.stdout
+    assert "4 tasks not tried yet: the rate shown is the prior" in " ".join(result.stdout.split())
 
 
 @pytest.mark.slow

@@ -66,5 +66,6 @@ def one_sentence_error(res: subprocess.CompletedProcess, *needles: str) -> None:
     """The command refused with exit code 2 and one line on stderr naming every needle."""
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1, res.stderr
+    assert not any(p in res.stderr for p in ("?.", "..\n", "!.")), f"doubled: {res.stderr}"
     for needle in needles:
         assert needle in res.stderr, res.stderr

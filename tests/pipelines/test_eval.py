@@ -64,3 +64,22 @@ def test_bad_input_gets_one_sentence_and_exit_2(tmp_path):
         assert len(lines) == 1 and lines[0].startswith("selfplay eval: "), res.stderr
         assert words in lines[0]
     assert not Path(tmp_path / "absent.db").exists()
+
+
+@pytest.mark.slow
+def test_an_earlier_runs_completions_are_kept_unless_forced(tmp_path):
+    from selfplay.evaluate import humaneval_problems
+
+    body = humaneval_problems(limit=1)[0]["canonical_solution"]
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps([body + "```"]))
+    out = tmp_path / "completions.jsonl"
+    out.write_text("earlier\n")
+    args = ("humaneval", "--backend", "scripted", "--model", str(script), "--limit", "1",
+            "--out", str(out))  # fmt: skip
+    res = selfplay(*args)
+    assert res.returncode == 2 and "pass --force" in res.stderr, res.stderr
+    assert out.read_text() == "earlier\n"
+    res = selfplay(*args, "--force")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(out.read_text().splitlines()[0])["passed"] is True

@@ -322,3 +322,15 @@ def test_a_round_with_the_real_bundled_model(tmp_path, backend):
         attempts = b.conn.execute("SELECT COUNT(*) FROM attempts").fetchone()[0]
     # One probe task (this solver had attempted nothing), one curriculum pick, each new task.
     assert attempts == 1 + 1 + len(new)
+
+
+def test_after_a_round_that_admitted_nothing_the_hint_is_the_rejections():
+    from types import SimpleNamespace
+
+    from pipelines.run import next_steps
+
+    empty = next_steps("b.db", [SimpleNamespace(round=2, admitted=0)])
+    assert empty.splitlines()[1].strip() == "selfplay bank rejections --bank b.db --round 2"
+    assert "bank list" not in empty
+    some = next_steps("b.db", [SimpleNamespace(round=2, admitted=3)])
+    assert "bank list --bank b.db" in some and "--round 2" in some

@@ -51,7 +51,9 @@ def test_stdin_to_stdout_with_malformed_lines(tmp_path):
         json.dumps([1, 2]),
     ]
     res = run_cli("verify", "-", "-o", "-", stdin="\n".join(lines) + "\n")
-    assert res.returncode == 0, res.stderr
+    # Every row has its verdict, and the exit code says that three were not rows at all.
+    assert res.returncode == 1, res.stderr
+    assert "3 of 4 rows were invalid" in res.stderr and "Traceback" not in res.stderr
     verdicts = [json.loads(line) for line in res.stdout.splitlines()]
     assert [v["status"] for v in verdicts] == ["passed", "invalid", "invalid", "invalid"]
     assert verdicts[1]["detail"].startswith("line 2:")

@@ -164,3 +164,31 @@ def test_progress_without_a_terminal_is_plain_lines(tmp_path):
     assert res.returncode == 0
     lines = [line for line in res.stderr.splitlines() if line.startswith("admitting: ")]
     assert lines and lines[-1].startswith("admitting: 104/104")
+
+
+def test_rejections_shows_reasons_and_details_by_round_and_reason(tmp_path):
+    from task_bank.tasks import Rejection
+
+    bank_path = tmp_path / "b.db"
+    with Bank(bank_path) as bank:
+        bank.add_rejections([
+            Rejection("selfplay", "selfplay-r1-deduction-6", "input_raises",
+                      "<call 0>: TypeError: 'int' object is not iterable\n  line 1: f(98)"),
+            Rejection("selfplay", "selfplay-r1-deduction-7", "constant_output",
+                      "every input gives None"),
+            Rejection("selfplay", "selfplay-r10-codegen-1", "undefined_name", "uses Account"),
+        ])  # fmt: skip
+    args = ["bank", "rejections", "--bank", str(bank_path)]
+    result = runner.invoke(app, [*args, "--round", "1"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "2 rejections: " in result.stdout and "r10" not in result.stdout
+    assert all(w in result.stdout for w in ("TypeError:", "iterable", "f(98)", "gives None"))
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    result = runner.invoke(app, [*args, "--reason", "undefined_name", "--json"])
+    (row,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert (row["item"], row["detail"]) == ("selfplay-r10-codegen-1", "uses Account")
+    result = runner.invoke(app, [*args, "--round", "1", "--reason", "undefined_name"])
+    assert result.exit_code == 2
+    assert "the reasons there are: constant_output, input_raises" in result.stderr
+    result = runner.invoke(app, [*args, "--round", "3"])
+    assert result.exit_code == 0 and "no candidate was turned away in round 3" in result.stdout
