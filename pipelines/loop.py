@@ -123,11 +123,44 @@ def loop(
 
         stdout.print(table(rows))
         for r in rows:
+            if r.proposer_skipped:
+                stderr.print(f"iteration {r.iteration}: proposer training skipped: "
+                             f"{r.proposer_skipped}", highlight=False)  # fmt: skip
             for warning in r.warnings:
                 stderr.print(
                     f"warning: iteration {r.iteration}: {warning}: the proposer may be collapsing"
                 )
+        for line in smoke_notes(rows):
+            stderr.print(line, highlight=False)
     typer.echo(f"learning curve: {png}", err=True)
+    models = cfg.models_dir or store_path.with_name(store_path.stem + ".models")
+    typer.echo(f"models: {models} ({_size(Path(models))}; each iteration's trained model, "
+               "for --model)", err=True)  # fmt: skip
+
+
+# An interval this wide (95%) cannot show the change a short loop makes.
+SMOKE_WIDTH = 0.3
+
+
+def smoke_notes(rows: list[Any]) -> list[str]:
+    """Say plainly when the evaluation sets are too small for the table to show a change."""
+    notes = []
+    first = rows[0] if rows else None
+    for name, label in (("held_out", "held-out"), ("humaneval", "HumanEval")):
+        ci = getattr(first, f"{name}_interval", None) if first else None
+        if ci and ci[1] - ci[0] >= SMOKE_WIDTH:
+            notes.append(
+                f"smoke run: the {label} pass@1 rests on so few problems that its 95% interval "
+                f"is {ci[0]:.2f} to {ci[1]:.2f}, wider than any change one short iteration "
+                "makes; it shows that the loop runs, not what it gains (docs/training.md has "
+                "measured runs)"
+            )
+    return notes
+
+
+def _size(path: Path) -> str:
+    total = sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.is_dir() else 0
+    return f"{total / 1e9:.1f} GB" if total >= 1e8 else f"{total / 1e6:.0f} MB"
 
 
 def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
@@ -147,8 +180,13 @@ def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
     session = ray_session("loop", cfg.run.model.ray or cfg.run.verifier.ray)
     try:
         with session, Bank(bank_path or default_bank_path()) as store:
-            with make_run_verifier(cfg.run) as verifier, bars:
-                rows = Loop(store, verifier, cfg, progress=bars.update).run(cfg.iterations)
+            with make_run_verifier(cfg.run) as verifier:
+                loop = Loop(store, verifier, cfg, progress=bars.update)
+                point = loop.resume_point()
+                if point is not None:  # after a kill the progress lines are gone: say where
+                    typer.echo(f"resuming the loop at {point}", err=True)
+                with bars:
+                    rows = loop.run(cfg.iterations)
             return rows, store.path
     except KeyboardInterrupt:
         typer.echo("selfplay loop: interrupted; run the same command again to resume.", err=True)

@@ -147,16 +147,12 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
 
     try:
         with ray_session("run", cfg.model.ray or cfg.verifier.ray), make_run_verifier(cfg) as v:
+            engine = SelfPlay(store, backend, v, cfg, progress=bars.update, on_round=on_round,
+                              on_seeds=on_seeds)  # fmt: skip
+            point = engine.resume_point()
+            if point is not None:  # after a kill the progress lines are gone: say where
+                stderr.print(f"resuming {point}", highlight=False)
             with bars:
-                engine = SelfPlay(
-                    store,
-                    backend,
-                    v,
-                    cfg,
-                    progress=bars.update,
-                    on_round=on_round,
-                    on_seeds=on_seeds,
-                )
                 engine.run(cfg.rounds)
     except KeyboardInterrupt:
         stderr.print("interrupted: run the same command again to resume.")

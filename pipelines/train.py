@@ -83,8 +83,14 @@ def train(
         bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (default).")
     ] = None,
     resume: Annotated[
-        bool, typer.Option(help="Continue the unfinished run in --out from its checkpoint.")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--resume",
+            help="Continue the unfinished run in --out even under another config (the same "
+            "command run again resumes it anyway).",
+            show_default=False,
+        ),
+    ] = None,
     print_config: PrintConfigOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -113,6 +119,11 @@ def train(
         raise _fail(e) from None
     check_model(cfg.model)
     check_train_dependencies()
+    from selfplay.training.trainer import resume_point
+
+    point = resume_point(out)
+    if point is not None:
+        typer.echo(f"resuming the training run in {out} at {point}", err=True)
     result = run_training(cfg, bank, out, resume=resume)
     if as_json:
         typer.echo(json.dumps(result.to_dict() | {"log": result.log[-3:]}, indent=2))
@@ -163,10 +174,7 @@ def run_training(cfg: Any, bank_path: Path | None, out: Path, **options: Any) ->
         with Bank(bank_path or default_bank_path(), create=False) as store, bars:
             return train_model(store, cfg, out, progress=bars.update, **options)
     except KeyboardInterrupt:
-        typer.echo(
-            "selfplay train: interrupted; run the same command with --resume to continue.",
-            err=True,
-        )
+        typer.echo("selfplay train: interrupted; run the same command again to resume.", err=True)
         raise typer.Exit(130) from None
     except (TrainError, TrainDataError, BankError, BackendError) as e:
         raise _fail(e) from None

@@ -13,6 +13,19 @@ from typing import Any
 
 
 def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
+    """The figure of `rows`, saved as a PNG at `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = draw_learning_curve(rows)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def draw_learning_curve(rows: list[Any]) -> Any:
+    """The matplotlib figure (its four panels in `fig.axes`, in reading order)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,9 +43,11 @@ def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
             low = [y - (ci[0] if ci else y) for y, ci in zip(ys, cis, strict=True)]
             high = [(ci[1] if ci else y) - y for y, ci in zip(ys, cis, strict=True)]
             ax.errorbar(xs, ys, yerr=[low, high], marker="o", capsize=3, label=label)
-    ax.set_ylim(0, 1)
+    # The legend gets a band of its own above 1.0, where no pass rate or interval can reach.
+    ax.set_ylim(0, 1.28)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_title("pass@1 (95% interval)")
-    ax.legend(loc="best")
+    ax.legend(loc="upper center", ncol=2, fontsize=8)
 
     ax = axes[0, 1]
     rewards = [(r.iteration, r.train_reward) for r in rows if r.train_reward is not None]
@@ -51,7 +66,8 @@ def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
     twin = ax.twinx()
     twin.bar(x, [r.admitted for r in rows], alpha=0.3, color="tab:green", label="admitted")
     twin.set_ylabel("admitted this round")
-    twin.set_ylim(bottom=0)
+    # A count: whole numbers, and at least 0 to 1 (a round that admitted none stays 0).
+    twin.set_ylim(0, max([1] + [r.admitted for r in rows]) * 1.1)
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("bank")
     # The round's health on the same axes' scale of 0 to 1 would hide the bank's growth: it
@@ -77,8 +93,4 @@ def plot_learning_curve(rows: list[Any], path: str | Path) -> Path:
         ax.set_xlabel("iteration")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig

@@ -56,6 +56,7 @@ class IterationRow:
     humaneval_interval: list[float] | None = None
     hack_signal_rate: float | None = None
     proposer: str = "-"
+    proposer_skipped: str | None = None  # why the proposer was not trained, if it was not
     # The round's health (`selfplay.engine.health`) and its warnings.
     yield_rate: float | None = None
     frontier_yield: float | None = None
@@ -112,6 +113,23 @@ class Loop:
         return self.config.run.model.spec
 
     # ---- the verb -------------------------------------------------------------------
+
+    def resume_point(self) -> str | None:
+        """Where `run` continues a loop that was cut off ('iteration 2 at train.solver (kept:
+        round)'); None when the last run finished."""
+        state = json.loads(self.bank.meta(LOOP_KEY) or "null")
+        if not state or state.get("done"):
+            return None
+        if self._done(0, "eval") is None:
+            return "the starting model's evaluation (iteration 0)"
+        iteration = self.finished() + 1
+        steps = ["round", "train.solver", "train.proposer", "eval"]
+        if not self.config.proposer.enabled:
+            steps.remove("train.proposer")
+        done = [s for s in steps if self._done(iteration, s) is not None]
+        todo = next((s for s in steps if s not in done), "its end")
+        kept = f" (kept: {', '.join(done)})" if done else ""
+        return f"iteration {iteration} of {state['target']} at {todo}{kept}"
 
     def run(self, iterations: int | None = None) -> list[IterationRow]:
         """Run `iterations` more iterations (default: the config's), finishing an
@@ -320,6 +338,7 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
             f"{proposer['steps']} steps" if "steps" in proposer else
             "skipped" if "skipped" in proposer else "-"
         )  # fmt: skip
+        row.proposer_skipped = proposer.get("skipped")
         rows.append(row)
     return rows
 

@@ -119,6 +119,15 @@ class SelfPlay:
                 return r["id"]
         return self.bank.start_round(config)
 
+    def resume_point(self) -> str | None:
+        """Where `run` continues a round that was cut off ('round 2 at propose abduction
+        (kept: 3 deduction proposals admitted)'); None when no round is unfinished."""
+        for r in reversed(self.bank.rounds()):
+            if r["config"].get("selfplay") and r["finished_at"] is None:
+                steps = self.bank.journal("round").all().get(r["id"], {})
+                return f"round {r['id']} at {_next_step(steps, self.config.kinds)}"
+        return None
+
     def _finished_rounds(self) -> int:
         return sum(
             1 for r in self.bank.rounds() if r["config"].get("selfplay") and r["finished_at"]
@@ -371,3 +380,17 @@ def _add_reports(before: dict[str, Any] | None, wave: dict[str, Any]) -> dict[st
         "seconds": round(before["seconds"] + wave["seconds"], 3),
         "gen_seconds": before["gen_seconds"] + wave["gen_seconds"],
     }
+
+
+def _next_step(steps: dict[str, Any], kinds: list[str]) -> str:
+    """The step a resumed round starts at, and what it keeps, from its journal."""
+    reports = dict(steps.get("propose.waves", {}).get("reports", {}))
+    reports |= {k[len("propose."):]: r for k, r in steps.items()
+                if k.startswith("propose.") and k[len("propose."):] in kinds}  # fmt: skip
+    kept = ", ".join(f"{len(r['admitted_ids'])} {k}" for k, r in reports.items()
+                     if r.get("admitted_ids"))  # fmt: skip
+    kept = f" (kept: {kept} proposals admitted)" if kept else ""
+    todo = [k for k in kinds if f"propose.{k}" not in steps]
+    if todo:
+        return f"propose {', '.join(todo)}{kept}"
+    return ("solve" if "solve" not in steps else "rewards") + kept

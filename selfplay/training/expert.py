@@ -128,8 +128,9 @@ def iterate(bank: Bank, config: TrainConfig, out: Path, *, base: str, model_id: 
     line = list(dict.fromkeys([model_id, *bank.lineage(_label(config.model))]))
     scheduler = make_scheduler(e.scheduler, seed=config.seed, **e.scheduler_options)
     work = out / "checkpoints"
-    if not resume:
-        shutil.rmtree(work, ignore_errors=True)
+    if not resume:  # the iterations of an earlier run, never the run's recorded config
+        for old in work.glob("iter-*"):
+            shutil.rmtree(old, ignore_errors=True)
     done: list[Iteration] = []
     model, engine = base, None
     with Verifier(workers=config.verifier_workers) as verifier:

@@ -6,7 +6,7 @@ The output directory is a Hugging Face model directory that every `--model` acce
 - `adapter/`: the LoRA adapter alone, for peft users;
 - `selfplay-trained.json`: the model's id in the bank, what it was trained from and on;
   written last, so its presence means the directory is complete;
-- `checkpoints/`: TRL checkpoints while training runs (`--resume` continues from the last
+- `checkpoints/`: TRL checkpoints while training runs (the same command continues from the last
   one); removed once the model is saved.
 
 The model is recorded in the bank's `models` table when training starts and finished with
@@ -77,17 +77,51 @@ def trained_marker(path: str | Path) -> dict[str, Any] | None:
         return None
 
 
-def _check_out(out: Path, resume: bool) -> Path | None:
-    """The checkpoint to resume from (None: start afresh); refuses a directory in use."""
-    last = _last_complete_checkpoint(out / "checkpoints")
-    if last is not None and not resume:
+CONFIG_FILE = "selfplay-config.json"  # in checkpoints/: the config an unfinished run trains
+
+
+def _unfinished(out: Path) -> bool:
+    """Whether `out` holds a run that was cut off: a TRL checkpoint, or a finished expert
+    iteration."""
+    work = out / "checkpoints"
+    return _last_complete_checkpoint(work) is not None or any(work.glob("iter-*/iteration.json"))
+
+
+def _check_out(out: Path, resume: bool | None, config: TrainConfig) -> bool:
+    """Whether to resume the unfinished run in `out` (the same command run again resumes it:
+    `resume` None; True insists, False refuses); refuses a directory in use otherwise."""
+    if _unfinished(out):
+        try:
+            recorded = json.loads((out / "checkpoints" / CONFIG_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            recorded = None
+        if resume or (resume is None and recorded == config.model_dump(mode="json")):
+            return True
         raise TrainError(
-            f"{out} holds an unfinished training run; pass --resume to continue it or "
-            "choose another --out"
+            f"{out} holds an unfinished training run with another configuration; run that "
+            "command again to resume it, or choose another --out"
         )
-    if last is None and out.exists() and any(p.name != "checkpoints" for p in out.iterdir()):
+    if out.exists() and any(p.name != "checkpoints" for p in out.iterdir()):
         raise TrainError(f"{out} exists and is not empty; choose another --out")
-    return Path(last) if last else None
+    (out / "checkpoints").mkdir(parents=True, exist_ok=True)
+    (out / "checkpoints" / CONFIG_FILE).write_text(
+        json.dumps(config.model_dump(mode="json")), encoding="utf-8"
+    )
+    return False
+
+
+def resume_point(out: str | Path) -> str | None:
+    """Where the same command continues in `out`: 'step 8' or 'iteration 2 (kept: 1 finished
+    iteration)'; None when nothing there was cut off."""
+    work = Path(out) / "checkpoints"
+    if not work.is_dir() or trained_marker(Path(out)) is not None:
+        return None
+    done = sorted(work.glob("iter-*/iteration.json"))
+    if done:
+        n = len(done)
+        return f"iteration {n + 1} (kept: {n} finished iteration{'s' if n > 1 else ''})"
+    last = _last_complete_checkpoint(work)
+    return None if last is None else f"step {last.name.rsplit('-', 1)[1]} (its checkpoint)"
 
 
 def _last_complete_checkpoint(checkpoints: Path) -> Path | None:
@@ -184,16 +218,17 @@ def train(
     config: TrainConfig,
     out: str | Path,
     *,
-    resume: bool = False,
+    resume: bool | None = None,
     exclude: set[str] = frozenset(),
     proposer_gains: dict[int, float] | None = None,
     progress: Any = None,
 ) -> TrainResult:
     """Train `config.model` on `bank` (an open `Bank`) into `out`; see the module docstring.
 
-    `exclude` holds task ids that training must not see (a held-out evaluation split). With
-    `resume`, an unfinished run in `out` continues from its last checkpoint and a finished
-    one is returned as it is.
+    `exclude` holds task ids that training must not see (a held-out evaluation split). An
+    unfinished run in `out` continues from its last checkpoint when it was started with the
+    same config (`resume` None: the same command run again resumes) or whatever its config
+    (`resume` True, which also returns a finished one as it is); `resume` False refuses it.
     """
     from selfplay.backends.models import local_model_dir, resolve_model
     from selfplay.training import methods
@@ -208,7 +243,8 @@ def train(
                 f"{out} already holds a trained model ({done['id']}); choose another --out"
             )
         return TrainResult(**done["result"])
-    checkpoint = _check_out(out, resume)
+    resume = _check_out(out, resume, config)
+    checkpoint = _last_complete_checkpoint(out / "checkpoints") if resume else None
     started = time.perf_counter()
     model_id = model_id_for(out, config.method)
     base = local_model_dir(resolve_model(config.model))

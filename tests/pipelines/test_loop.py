@@ -106,6 +106,9 @@ def test_a_loop_killed_mid_training_and_mid_eval_finishes_and_loses_nothing(tmp_
     res = cli(*command, "--json")
     assert res.returncode == 0, res.stderr
     assert "it1 eval held-out: " in res.stderr, res.stderr  # the bars say iteration and step
+    assert "resuming the loop at iteration 1 of 1 at eval (kept: round, train.solver" in (
+        res.stderr
+    ), res.stderr
     rows = json.loads(res.stdout)
     assert [r["iteration"] for r in rows] == [0, 1]
     first = rows[1]
@@ -137,3 +140,17 @@ def test_the_readme_quick_config_is_valid_and_short():
     cfg = LoopConfig.model_validate(yaml.safe_load(path.read_text()))
     assert cfg.iterations == 1 and cfg.solver.max_steps <= 4 and cfg.eval.humaneval_limit == 4
     assert cfg.run.kinds == ["deduction"] and cfg.run.model.spec == "bundled"
+
+
+def test_a_loop_too_small_to_show_a_change_says_it_is_a_smoke_run():
+    from pipelines.loop import smoke_notes
+    from selfplay.engine.loop import IterationRow
+
+    wide = IterationRow(0, "m", held_out=0.4, held_out_interval=[0.12, 0.77],
+                        humaneval=1.0, humaneval_interval=[0.51, 1.0])  # fmt: skip
+    notes = smoke_notes([wide])
+    assert len(notes) == 2 and all(n.startswith("smoke run: ") for n in notes)
+    assert "0.12 to 0.77" in notes[0] and "HumanEval" in notes[1]
+    narrow = IterationRow(0, "m", held_out=0.2, held_out_interval=[0.16, 0.25],
+                          humaneval=0.58, humaneval_interval=[0.51, 0.66])  # fmt: skip
+    assert smoke_notes([narrow]) == []

@@ -262,9 +262,13 @@ def test_sigkill_at_any_point_then_resume(tmp_path):
         assert kept <= state["tasks"]
         kept = state["tasks"]
     assert kills >= 3
+    with Bank(bank) as b:
+        cut = [r["id"] for r in b.rounds() if r["finished_at"] is None]
     proc = scripted(bank, 2, delay=0.3)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
+    # The progress lines of the killed run are gone: the new one says where it resumes.
+    assert (f"resuming round {cut[0]} at " in err) if cut else ("resuming" not in err), err
     state = snapshot(bank)
     assert kept <= state["tasks"]
     assert state["rounds"] == [(1, 1), (2, 1)]

@@ -1,5 +1,5 @@
 """`selfplay train` as a user runs it: real subprocesses, a real bank file, real TRL and peft
-on SmolLM2-135M. A run killed at any point continues with --resume, and the model directory
+on SmolLM2-135M. A run killed at any point continues when the same command runs again, and the model directory
 it writes is a model that `selfplay eval` and `selfplay run` take."""
 
 from __future__ import annotations
@@ -113,9 +113,12 @@ def test_killed_training_resumes_and_its_model_serves_eval_and_run(bank_file, tm
     partial.mkdir(exist_ok=True)
     (partial / "model.safetensors").write_bytes(b"cut short")
 
-    one_sentence_error(cli(*command), "unfinished training run", "--resume")
-    res = cli(*command, "--resume", "--json")
+    # Another config into the same directory is refused; the same command resumes, and says so.
+    other = [*command, "--max-steps", "5"]
+    one_sentence_error(cli(*other), "unfinished training run with another configuration")
+    res = cli(*command, "--json")
     assert res.returncode == 0, res.stderr
+    assert f"resuming the training run in {out} at step 2" in res.stderr
     # The last step ends the phase with its own loss, not the step before's.
     assert re.search(r"^train: 4/4 \(\d+ s, loss \d+\.\d{3}\)$", res.stderr, re.M), res.stderr
     result = json.loads(res.stdout)
