@@ -37,7 +37,9 @@ def import_(
     bank: BankOption = None,
     shape: Annotated[
         str | None,
-        typer.Option(help="Record shape: rows, mbpp, kodcode, acecoder, stdio (default: detect)."),
+        typer.Option(
+            help="Record shape: rows, verify, mbpp, kodcode, acecoder, stdio (default: detect)."
+        ),
     ] = None,
     source_name: Annotated[
         str | None, typer.Option("--source-name", help="Source recorded on the tasks.")

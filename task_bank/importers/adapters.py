@@ -222,9 +222,46 @@ def native(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def verify_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A row of `selfplay verify` (id, program, tests) as a codegen task, where that is
+    unambiguous: the entry point is the row's, else the one function the tests call that the
+    program defines; the statement is the row's `prompt`, else that function's docstring."""
+    if "kind" in record:  # a row of the task format in the same file: taken as it is
+        return record
+    program, tests = _text(record, "program"), _string_list(record, "tests")
+    missing = []
+    entry = record.get("entry_point")
+    if entry is None:
+        called = [n for n in _called(tests) if n in _defined(program)]
+        if len(called) == 1:
+            entry = called[0]
+        else:
+            missing.append("'entry_point' (the tests call "
+                           f"{len(called) or 'none'} of the program's functions)")  # fmt: skip
+    prompt = record.get("prompt")
+    if not prompt and entry is not None:
+        for node in ast.parse(program).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry:
+                prompt = ast.get_docstring(node)
+    if not prompt:
+        missing.append("'prompt' (or a docstring on the function that states the task)")
+    if missing:
+        raise InvalidTask(
+            "a row of `selfplay verify` (program and tests) becomes a codegen task once it has "
+            + " and ".join(missing)
+            + "; or give its 'kind' and the fields of the row format"
+        )
+    row: dict[str, Any] = {"kind": "codegen", "prompt": prompt, "program": program,
+                           "entry_point": entry, "tests": tests}  # fmt: skip
+    if record.get("id") is not None:
+        row["id"] = str(record["id"])
+    return row
+
+
 # Shape name -> (keys that identify it, adapter). Checked in order; `rows` first.
 SHAPES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], dict[str, Any]]]] = {
     "rows": (("program", "kind"), native),
+    "verify": (("program", "tests"), verify_row),
     "mbpp": (("text", "code", "test_list"), mbpp),
     "kodcode": (("question", "solution", "test"), kodcode),
     "acecoder": (("question", "test_cases"), acecoder),
@@ -237,6 +274,19 @@ def detect_shape(record: Any) -> str:
         for name, (keys, _) in SHAPES.items():
             if all(k in record for k in keys):
                 return name
+        # The shape it comes closest to, and what that one still needs.
+        name, (keys, _) = max(SHAPES.items(), key=lambda kv: sum(k in record for k in kv[1][0]))
+        lacking = [k for k in keys if k not in record]
+        if len(lacking) < len(keys):
+            raise InvalidTask(
+                f"record matches no known shape; as {SHAPE_NAMES[name]} it lacks "
+                + ", ".join(f"'{k}'" for k in lacking)
+            )
     raise InvalidTask(
-        "record matches no known shape (row format, MBPP, KodCode, AceCoder or stdio)"
+        "record matches no known shape (row format, verify rows, MBPP, KodCode, AceCoder or stdio)"
     )
+
+
+SHAPE_NAMES = {"rows": "a row of the task format", "verify": "a row of `selfplay verify`",
+               "mbpp": "an MBPP record", "kodcode": "a KodCode record",
+               "acecoder": "an AceCoder record", "stdio": "a stdin/stdout record"}  # fmt: skip

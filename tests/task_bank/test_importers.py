@@ -113,6 +113,51 @@ def test_stdio_rows_become_stdin_stdout_tests(tmp_path, admission):
     assert task.entry_point is None and task.tests[1] == {"input": "10 -3\n", "output": "7\n"}
 
 
+def test_rows_of_selfplay_verify_import_as_codegen_tasks(tmp_path, admission):
+    # The entry point is the one function the tests call; the statement its docstring.
+    row = {"id": "add", "program": 'def add(a, b):\n    """Return a plus b."""\n    return a + b\n',
+           "tests": ["assert add(2, 3) == 5", "assert add(-1, 1) == 0"]}  # fmt: skip
+    # A row of the task format further down the same file keeps its own kind.
+    other = {"id": "evens", "kind": "deduction", "prompt": "Predict the output.",
+             "program": "def f(xs):\n    return [x for x in xs if x % 2 == 0]\n",
+             "entry_point": "f", "tests": ["assert f([1, 2]) == [2]"],
+             "examples": [{"input": "[3, 4, 6]"}]}  # fmt: skip
+    report = import_source(str(write_jsonl(tmp_path / "v.jsonl", [row, other])), admission)
+    assert report.admitted == 2, report
+    task = admission.bank.get("add")
+    assert (task.kind, task.entry_point, task.prompt) == ("codegen", "add", "Return a plus b.")
+    assert admission.bank.get("evens").kind == "deduction"
+
+
+@pytest.mark.parametrize(
+    "row, words",
+    [
+        # no docstring and no prompt: the statement is missing
+        (
+            {"program": "def add(a, b):\n    return a + b\n", "tests": ["assert add(1, 1) == 2"]},
+            ["'prompt'"],
+        ),
+        # the tests call two of the program's functions: which one is the task?
+        (
+            {
+                "program": "def f(x):\n    return x\n\ndef g(x):\n    return x\n",
+                "tests": ["assert f(1) == g(1)"],
+            },
+            ["'entry_point'", "'prompt'"],
+        ),
+        # a program alone: the row format's other field is named
+        ({"program": "x = 1\n"}, ["lacks 'kind'"]),
+    ],
+    ids=["no-statement", "two-functions", "program-only"],
+)
+def test_a_row_short_of_a_task_names_every_missing_field(tmp_path, row, words):
+    with pytest.raises(SourceError) as info:
+        read_source(str(write_jsonl(tmp_path / "v.jsonl", [row])))
+    message = str(info.value)
+    assert all(w in message for w in words), message
+    assert message.count("\n") == 0
+
+
 @pytest.mark.slow
 def test_row_format_in_parquet_and_in_a_saved_dataset(tmp_path, admission):
     import datasets
