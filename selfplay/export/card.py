@@ -4,6 +4,7 @@ what is in the data, how it was made and checked, and how to train on it."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,61 @@ def _provenance(bank_summary: dict[str, Any]) -> str:
             + _table(("model", "role", "method", "trained from", "steps", "status"), rows)
         )
     return text
+
+
+# How the tasks of a source came to be; any other source was imported from a file or a set.
+ORIGINS = {
+    "selfplay": "written by a proposer model in self-play rounds, seeded from reference tasks",
+    "procedural": "drawn by selfplay's procedural generators (hand-written task families)",
+    "seeds": "the seed set bundled with selfplay",
+    "humaneval": "HumanEval (imported; flagged as a benchmark)",
+}
+
+
+def _origins(by_source: Counter) -> str:
+    """Where this export's tasks came from, by source: never a proposer that did not write
+    any of them."""
+    lines = [f"- `{source}` ({_count(n, 'task')}): "
+             + ORIGINS.get(source, "imported from a file or public set under this name")
+             for source, n in by_source.most_common()]  # fmt: skip
+    return "Sources of the tasks:\n\n" + "\n".join(lines) + "\n\n"
+
+
+def _columns(files: Path, suffix: str, counts: dict[str, int]) -> str:
+    """Each column with its type and the first row's value (cut short), read back from the
+    file written, so the list is what a loader sees."""
+    split = next((s for s in ("train", "test") if counts.get(s)), None) or next(iter(counts), None)
+    if split is None:
+        return "No rows."
+    path = files / f"{split}{suffix}"
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path).slice(0, 1)
+        row = table.to_pylist()[0]
+        types = {f.name: str(f.type) for f in table.schema}
+    else:
+        with open(path, encoding="utf-8") as f:
+            row = json.loads(f.readline())
+        types = {k: type(v).__name__ for k, v in row.items()}
+
+    def cell(value: Any) -> str:
+        text = json.dumps(value, default=str)
+        text = text if len(text) <= 70 else text[:67] + "..."
+        return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+
+    return (f"The first row of `{path.name}`, column by column:\n\n"
+            + _table(("column", "type", "first row"),
+                     [(k, f"`{types[k]}`", cell(v)) for k, v in row.items()]))  # fmt: skip
+
+
+def _plain(value: Any) -> str:
+    """An option's value as a reader writes it: `a: x, b: y`, `x, y`, or the value."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, list | tuple | set):
+        return ", ".join(map(str, value))
+    return str(value)
 
 
 def _count(n: int, noun: str) -> str:
@@ -230,15 +286,19 @@ def render(
         + _degenerate(items, rejected)
         + "\n\nLeft out of this export:\n\n"
         + (_table(("reason", "tasks"), sorted(excluded.items())) if excluded else "nothing"),
+        "## Columns",
+        _columns(files, suffix, counts),
         "## How it was generated",
-        "A proposer model wrote tasks seeded from reference tasks (or tasks were imported "
-        "from public sets); the selfplay verifier (bubblewrap sandbox, per-row namespaces, "
-        "resource limits) admitted only tasks whose reference program runs, is "
-        "deterministic and passes its tests; a SQLite task bank deduplicated and "
-        "decontaminated them and recorded solver attempts. "
+        _origins(by_source)
+        + "The selfplay verifier (bubblewrap sandbox, per-row namespaces, resource limits) "
+        "admitted only tasks whose reference program runs, is deterministic and passes its "
+        "tests; a SQLite task bank deduplicated and decontaminated them and recorded solver "
+        "attempts. "
         + _provenance(bank_summary)
-        + " Export options: "
-        f"`{ {k: v for k, v in options.items() if v not in (None, [], False)} }`.",
+        + "\n\nExport options:\n\n"
+        + "\n".join(
+            f"- `{k}`: {_plain(v)}" for k, v in options.items() if v not in (None, [], {}, False)
+        ),  # fmt: skip
         "## Reward-hacking signals",
         _unsandboxed(bank_summary.get("hack_signals") or {})
         + _hack_signals(bank_summary.get("hack_signals") or {}),

@@ -16,6 +16,7 @@ SECTIONS = (
     "## Counts by kind and source",
     "## Difficulty",
     "## Deduplication and decontamination",
+    "## Columns",
     "## How it was generated",
     "## Reward-hacking signals",
     "## Reward",
@@ -61,6 +62,17 @@ def test_body_reports_counts_histogram_and_what_was_dropped(built_bank, tmp_path
     assert "GRPOTrainer" in body and "trl_reward" in body and "verl" in body
     assert "1 solver attempts (14.3%) showed at least one reward-hacking signal" in body
     assert "| gc_scan | 1 |" in body and "| solver-a | 5 | 1 | 20.0% |" in body
+    # Where the tasks came from, as the bank says: no proposer wrote any of these.
+    assert "- `seeds` (104 tasks): the seed set bundled with selfplay" in body
+    assert "proposer model" not in body
+    # The options a list, not a Python dict.
+    assert "- `split`: " in body and "{'" not in body
+    # Every column of the file written, with its type and the first row's value.
+    import pyarrow.parquet as pq
+
+    columns = pq.read_schema(tmp_path / "train.parquet").names
+    listed = re.findall(r"^\| (\w+) \| `[^`]+` \| `", body.split("## Columns")[1], re.MULTILINE)
+    assert listed == columns and "prompt" in columns
 
 
 def test_size_categories_follow_the_hub_buckets():
