@@ -155,7 +155,9 @@ class TrainConfig(BaseModel):
     batch_size: int = Field(2, ge=1, description="sequences per device and step")
     gradient_accumulation_steps: int = Field(1, ge=1, description="batches per optimizer step")
     max_length: int = Field(1024, ge=32, description="sft/dpo: longest prompt + answer, tokens")
-    save_steps: int = Field(4, ge=1, description="checkpoint every N steps (what --resume uses)")
+    save_steps: int = Field(
+        4, ge=1, description="checkpoint every N steps (where a resumed run continues)"
+    )
     seed: int = Field(0, description="seed of data order, sampling and adapters")
     dtype: Literal["auto", "float32", "bfloat16"] = Field(
         "auto", description="training dtype ('auto': bf16 on a GPU that has it, else float32)"

@@ -142,6 +142,13 @@ def test_the_readme_quick_config_is_valid_and_short():
     assert cfg.run.kinds == ["deduction"] and cfg.run.model.spec == "bundled"
 
 
+def test_the_readme_gpu_config_is_valid_and_sized_for_a_gpu():
+    path = Path(__file__).resolve().parents[2] / "examples" / "loop-gpu.yaml"
+    cfg = LoopConfig.model_validate(yaml.safe_load(path.read_text()))
+    assert cfg.run.model.backend == "vllm" and cfg.solver.method == "grpo"
+    assert cfg.eval.humaneval_limit == 164 and cfg.solver.learning_rate <= 1e-5
+
+
 def test_a_loop_too_small_to_show_a_change_says_it_is_a_smoke_run():
     from pipelines.loop import smoke_notes
     from selfplay.engine.loop import IterationRow
