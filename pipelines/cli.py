@@ -16,6 +16,7 @@ from pipelines import (
     evaluate,
     export,
     loop,
+    models,
     rejections,
     run,
     serve,
@@ -64,6 +65,7 @@ app.command(name="loop")(loop.loop)
 bank.app.command(name="rejections")(rejections.rejections)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
+app.add_typer(models.app, name="models")
 app.command(name="export")(export.export)
 app.add_typer(evaluate.app, name="eval")
 app.command(name="serve")(serve.serve)

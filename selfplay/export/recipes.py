@@ -57,9 +57,8 @@ def loading(counts: dict[str, int], suffix: str, repo_id: str | None) -> str:
         f"{where} Loading: `{_python_load(counts, suffix, repo_id)}` (from datasets). "
         "Each Python snippet below runs as printed: one short step on a CPU, with the model "
         f"named by the `MODEL` environment variable (else `{MODEL}`, from the Hub). Offline, "
-        "set `MODEL` to a local model directory; selfplay's bundled model is "
-        '`$(python -c "from selfplay.backends.models import local_model_dir; '
-        "print(local_model_dir('bundled'))\")`."
+        "set `MODEL` to a local model directory; for selfplay's bundled model: "
+        "`export MODEL=$(selfplay models path bundled)`."
     )
 
 
