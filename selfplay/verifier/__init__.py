@@ -139,14 +139,26 @@ Not covered
 - Side channels and CPU contention between concurrent rows, and covert channels from one row
   to a later one that need a sender in the earlier row: kernel-wide counters outside the
   still copies (inode numbers of pipes, sockets and memfds, which come from counters the
-  whole kernel shares; the page cache and dentries behind a row's reads, seen only in timing
-  now; mount IDs, and how many tmpfs are stacked on a writable place, in
+  whole kernel shares; dentries behind a row's reads, seen only in timing; mount IDs, and how many tmpfs are stacked on a writable place, in
   /proc/self/mountinfo: a row that leaves files sets one bit, a reset of the stack), timing,
   and numbers the zygote handled for earlier rows (exit statuses, counts) that may linger in
   its freed memory, which every row's processes inherit (nothing refers to them; what the
   zygote keeps about earlier rows is in memory the children do not inherit). What a sender
   can send is what its own process held: its program, the arguments it was called with, the
   operands the tests combined with its objects, and its results.
+- The host's page cache. Every row reads the host's files, so every row shares their cached
+  pages. The calls that ask which pages are cached or drop them (`mincore`, `cachestat`,
+  reads with `RWF_NOWAIT`, `posix_fadvise`, `readahead`, `MADV_COLD`/`MADV_PAGEOUT`,
+  `process_madvise`, Linux AIO) are refused by the seccomp filter: the relay that wrote
+  expected values into the cached state of a data file's pages with them scores 0
+  (`tests/selfplay/verifier/test_page_cache.py`). What remains: reading a page loads it, and
+  a row can tell whether its own read had to wait for the disk, by timing it or by its own
+  I/O counters (`getrusage`'s major faults and block reads, /proc/self/io's `read_bytes`,
+  and the pages fault-around maps beside a touched one). With nothing that drops a page, a
+  bit once written stays until the host's memory pressure evicts it and each read consumes
+  it; but the host's cold pages are many, so a patient sender and receiver could still pass a
+  value this way. Closing it needs a root whose files are all resident (a tmpfs copy) or a
+  row's own copy of every file it reads; neither is built.
 - Warnings the program raises during a call (under an "always" filter, as inside
   `pytest.warns`) cross as data, at most 32 a call: a warning class and its message, warned
   again in the test process; a category of the program's own arrives as its nearest

@@ -14,6 +14,7 @@ worker thread). What it refuses, and why:
 | `keyctl`, `add_key`, `request_key` | kernel keyrings belong to the user, not the row: one row could leave data for the next |
 | `bpf`, `perf_event_open`, `userfaultfd`, `io_uring_setup`/`enter`/`register` | large, often-exploited kernel interfaces; `userfaultfd` makes kernel races reliable and io_uring bypasses this filter for the operations it submits |
 | `kexec_load`, `kexec_file_load`, `init_module`, `finit_module`, `delete_module`, `reboot`, `swapon`, `swapoff`, `acct`, `quotactl`, `syslog`, `vhangup`, `iopl`, `ioperm`, `open_by_handle_at`, `name_to_handle_at`, `settimeofday`, `clock_settime`, `clock_adjtime`, `adjtimex`, `sethostname`, `setdomainname`, `memfd_secret` | administration; all but useless without privileges, refused so that a kernel bug in them is out of reach |
+| `mincore`, `cachestat`, `readahead`, `fadvise64`, `process_madvise`, `io_setup`; `preadv2`/`pwritev2` with `RWF_NOWAIT`; `madvise` with `MADV_COLD` or `MADV_PAGEOUT` | the page cache is the host's: these ask the kernel which pages of a file are cached, or drop them, which one row could use to leave bits for the next (Linux AIO can read with `RWF_NOWAIT` too). Reading a file still loads its pages: `selfplay.verifier` says what remains |
 | `socket` of any family but AF_UNIX | AF_NETLINK, AF_PACKET, AF_VSOCK, AF_ALG, AF_KEY and the rest reach kernel subsystems or the host (vsock) that no graded program uses; AF_INET and AF_INET6 reach nothing (the sandbox has no network, not even loopback) but move the worker's network counters (a failed send counts in /proc/net/snmp), which a later row could read |
 | `prlimit64`, `setpriority`, `ioprio_set` and the `sched_set*` calls aimed at another process | the solution shares its uid with the test process: without this it could lower the test process's limits or priority |
 | every system call of another ABI (x32, or 32-bit `int 0x80` on x86-64) | the filter's numbers would not apply to them |
@@ -100,7 +101,19 @@ DENIED = (
     "sethostname",
     "setdomainname",
     "memfd_secret",
+    # The page cache (see the table above).
+    "mincore",
+    "cachestat",
+    "readahead",
+    "fadvise64",
+    "process_madvise",
+    "io_setup",
 )
+
+# Calls refused only for some flags or advice: (name, index of the argument, bits or values).
+RWF_NOWAIT = 0x8
+NOWAIT_FLAGS = (("preadv2", 5), ("pwritev2", 5))  # flags: the sixth argument
+MADV_COLD, MADV_PAGEOUT = 20, 21
 
 # Calls allowed only on the calling process itself: (name, index of the pid argument).
 SELF_ONLY = (
@@ -115,6 +128,8 @@ SELF_ONLY = (
 
 # (audit arch, seccomp syscall number, {name: number}); numbers from the kernel's tables.
 _COMMON_NEW = {
+    "process_madvise": 440,
+    "cachestat": 451,
     "pidfd_getfd": 438,
     "io_uring_setup": 425,
     "io_uring_enter": 426,
@@ -181,6 +196,13 @@ ARCHES = {
             "sched_setscheduler": 144,
             "sched_setaffinity": 203,
             "sched_setattr": 314,
+            "mincore": 27,
+            "madvise": 28,
+            "readahead": 187,
+            "io_setup": 206,
+            "fadvise64": 221,
+            "preadv2": 327,
+            "pwritev2": 328,
             **_COMMON_NEW,
         },
     ),
@@ -233,6 +255,13 @@ ARCHES = {
             "sched_setscheduler": 119,
             "sched_setaffinity": 122,
             "sched_setattr": 274,
+            "mincore": 232,
+            "madvise": 233,
+            "readahead": 213,
+            "io_setup": 0,
+            "fadvise64": 223,
+            "preadv2": 286,
+            "pwritev2": 287,
             **_COMMON_NEW,
         },
     ),
@@ -309,6 +338,13 @@ def build(deny_action: int, machine: str | None = None) -> bytes:
             return [(_LD_W_ABS, 0, 0, 16), (_JSET_K, 0, 1, NS_FLAGS), *deny, *allow]
         if nr == table["socket"]:  # only the families in the allowlist
             return only(0, ALLOWED_SOCKET_FAMILIES)
+        for name, arg in NOWAIT_FLAGS:  # a read that fails rather than wait for the disk
+            if nr == table[name]:
+                return [(_LD_W_ABS, 0, 0, 16 + 8 * arg), (_JSET_K, 0, 1, RWF_NOWAIT), *deny,
+                        *allow]  # fmt: skip
+        if nr == table["madvise"]:  # advice that evicts file pages; the rest (allocators) goes
+            return [(_LD_W_ABS, 0, 0, 16 + 8 * 2), (_JEQ_K, 1, 0, MADV_COLD),
+                    (_JEQ_K, 0, 1, MADV_PAGEOUT), *deny, *allow]  # fmt: skip
         for name, arg in SELF_ONLY:  # pid 0 means the caller itself
             if nr == table[name]:
                 return only(arg, (0,))
@@ -334,6 +370,7 @@ def build(deny_action: int, machine: str | None = None) -> bytes:
     special = {table[name] for name in DENIED if name in table}  # iopl, ioperm: x86 only
     special |= {table["clone3"], table["clone"], table["socket"]}
     special |= {table[name] for name, _ in SELF_ONLY}
+    special |= {table[name] for name, _ in NOWAIT_FLAGS} | {table["madvise"]}
     # Offsets in struct seccomp_data: nr 0, arch 4, args[0] (low word) 16.
     prog = [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, audit_arch), (_RET_K, 0, 0, deny_errno)]
     prog.append((_LD_W_ABS, 0, 0, 0))
