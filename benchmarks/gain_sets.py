@@ -5,7 +5,8 @@ programs (after normalisation) is a pool program under any input.
 - `other_families`: procedural tasks of families the pool never has;
 - `proposals`: self-play proposals (tasks the model wrote in `selfplay run` rounds), half of
   the normalised programs held out, the other half in the pool;
-- the pool: procedural tasks of the training families and the other half of the proposals.
+- the pool: procedural tasks of the training families, the other half of the proposals and
+  (`--pool-seeds`) the bundled seed tasks, codegen among them.
 
 Everything is admitted by the real chain (procedural) or copied from the banks the rounds
 made (proposals, already admitted there). `--seed` draws other tasks for every set.
@@ -75,6 +76,18 @@ def _proposals(bank, paths: list[str]) -> list[Any]:
     return tasks
 
 
+def _seeds(bank, verifier, held_programs: set[str]) -> list[Any]:
+    """The bundled seed tasks (every kind, codegen among them: practice at writing programs
+    beside the output prediction of the families), decontaminated against HumanEval, none
+    sharing a held-out program."""
+    from selfplay.admission import Admission, import_source
+    from selfplay.admission.normalize import ast_hash
+
+    import_source("seeds", Admission(bank, verifier))
+    return [t for t in bank.tasks(source="seeds")
+            if not t.contaminated and ast_hash(t.program) not in held_programs]  # fmt: skip
+
+
 def build(bank, verifier, args) -> Sets:
     from selfplay.admission import Admission, AdmissionConfig
     from selfplay.admission.normalize import ast_hash
@@ -111,6 +124,8 @@ def build(bank, verifier, args) -> Sets:
         # The other half trains; a program of the held half never does, even if the held
         # set was full before its turn.
         pool += [t for h in order[half:] for t in groups[h]][: args.pool_proposals]
+    if args.pool_seeds:
+        pool += _seeds(bank, verifier, held_programs)[: args.pool_seeds]
     items = {i.task.id: i for i in select(bank, ExportOptions(split="none",
                                                               include_contaminated=True)).items}  # fmt: skip
     sets.held = {
@@ -125,7 +140,8 @@ def build(bank, verifier, args) -> Sets:
         assert not overlap, f"{name}: {len(overlap)} held-out programs are pool programs"
     sets.counts = {
         "pool": len(pool),
-        "pool_by_source": {s: sum(t.source == s for t in pool) for s in ("procedural", "selfplay")},
+        "pool_by_source": {s: sum(t.source == s for t in pool)
+                           for s in ("procedural", "selfplay", "seeds")},  # fmt: skip
         **{name: len(held) for name, held in sets.held.items()},
         "proposals_by_kind": {k: sum(i.task.kind == k for i in sets.held["proposals"])
                               for k in ("deduction", "abduction", "induction", "codegen")},

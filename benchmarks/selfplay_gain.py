@@ -66,12 +66,15 @@ PRESETS: dict[str, dict[str, Any]] = {
         "proposals": 300,
         "pool_procedural": 240,
         "pool_proposals": 240,
+        # The bundled seeds (45 of them codegen): writing programs stays in practice.
+        "pool_seeds": 104,
         "humaneval": 164,
         "warmup_samples": 2,
         "arms": "ei:uniform,ei:learnability,ei:frontier,sft:verified",
         "iterations": 2,
-        "ei_tasks": 96,
-        "ei_samples": 4,
+        # 384 answers an iteration over more tasks: more of them solved at least once.
+        "ei_tasks": 128,
+        "ei_samples": 3,
         "sft_steps": 12,
         "sft_batch": 8,
         "learning_rate": 3e-4,
@@ -93,6 +96,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "proposals": 600,
         "pool_procedural": 2000,
         "pool_proposals": 1000,
+        "pool_seeds": 104,
         "humaneval": 164,
         "warmup_samples": 4,
         "arms": "ei:uniform,ei:learnability,ei:frontier,sft:verified,grpo:learnability",
@@ -206,12 +210,23 @@ def run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate, work) -> dict[
                            SETS if final else ("in_family",))  # fmt: skip
         curve.append({"iteration": it, "sampled": info["sampled"], "passed": info["passed"],
                       "truncated": info.get("truncated"), "rows": info["rows"],
+                      "picked_warmup": picked_profile(args, info.get("picked", [])),
                       "passing_per_1000": round(1000 * info["passed"] / max(1, info["sampled"]), 1),
                       "cpu_s": clock.cpu_of(*names), "scores": scores})  # fmt: skip
         if path != model and model != args.model and not args.keep:
             shutil.rmtree(model, ignore_errors=True)  # the previous iteration's model
         model = path
     return {"model": model, "curve": curve, "cpu_s": clock.cpu_of(*names)}
+
+
+def picked_profile(args: Any, picked: list[str]) -> dict[str, int]:
+    """How the warm-up had scored the tasks an iteration picked ('0/2': never solved in two
+    tries, ...): what a scheduler had to go on, the reason its picks pass as often as they
+    do."""
+    from collections import Counter
+
+    warm = getattr(args, "warmup_record", {})
+    return dict(sorted(Counter(warm.get(t, "untried") for t in picked).items()))
 
 
 def run_once(args, bank, clock, arm, method, scheduler, held_ids, evaluate, work) -> dict:
@@ -244,7 +259,7 @@ def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
         "config": {
             k: v
             for k, v in vars(args).items()
-            if k not in ("out", "figure", "plot", "pool_ids", "keep")
+            if k not in ("out", "figure", "plot", "pool_ids", "keep", "warmup_record")
         },  # fmt: skip
         "sets": sets.counts,
         "before": {
@@ -271,7 +286,7 @@ def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
             )
             entry["curve"] = [
                 {k: c[k] for k in ("iteration", "sampled", "passed", "truncated", "rows",
-                                   "passing_per_1000", "cpu_s")}
+                                   "passing_per_1000", "picked_warmup", "cpu_s")}
                 | {n: {"pass@1": r.pass_at_k["pass@1"], "interval": r.interval}
                    for n, r in c["scores"].items()}
                 for c in curve
@@ -429,6 +444,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 solver = Solver(backend, verifier, solver_config, name=model_label(args.model),
                                 seed=args.seed)  # fmt: skip
                 clock.run("warm-up", warm_up, bank, solver, sets.pool)
+            stats = bank.solve_stats(model_label(args.model))
+            args.warmup_record = {t: f"{s}/{a}" for t, a, s in zip(
+                stats.index, stats["attempts"], stats["successes"], strict=True) if a}  # fmt: skip
             arms: dict[str, Any] = {}
             for arm, method, scheduler in arms_plan:
                 if method == "ei":

@@ -44,7 +44,7 @@ def test_no_held_out_family_or_program_reaches_the_pool(tmp_path, verifier):
     args = argparse.Namespace(
         seed=3, levels="1,2", other_levels="1,2,3", train_families="arith,strings",
         other_families="recursion,search", in_family=24, other_families_n=24, proposals=8,
-        pool_procedural=30, pool_proposals=100,
+        pool_procedural=30, pool_proposals=100, pool_seeds=10,
         proposal_banks=str(_proposal_bank(tmp_path / "rounds.db")),
     )  # fmt: skip
     with Bank(tmp_path / "gain.db") as bank:
@@ -63,6 +63,9 @@ def test_no_held_out_family_or_program_reaches_the_pool(tmp_path, verifier):
         held = {ast_hash(i.task.program) for i in sets.held["proposals"]}
         trained = {ast_hash(t.program) for t in sets.pool if t.source == "selfplay"}
         assert len(sets.held["proposals"]) == 8 and len(held) == 4 and len(trained) == 10
+        # The bundled seeds asked for join the pool, none of them a HumanEval look-alike.
+        seeds = [t for t in sets.pool if t.source == "seeds"]
+        assert len(seeds) == 10 and not any(t.contaminated for t in seeds)
         # Training on the pool (what every arm does) sees pool tasks only.
         pool_ids = {t.id for t in sets.pool}
         config = TrainConfig(model="bundled", data={"tasks": sorted(pool_ids),
