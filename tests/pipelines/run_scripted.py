@@ -60,7 +60,11 @@ def main() -> None:
     progress.unlink(missing_ok=True)
     backend = ScriptedBackend("scripted", script=script(counter, progress, delay))
     with Bank(bank_path) as bank, Verifier(workers=2, timeout_s=3.0) as verifier:
-        for summary in SelfPlay(bank, backend, verifier, config).run():
+        engine = SelfPlay(bank, backend, verifier, config)
+        point = engine.resume_point()
+        if point is not None:  # as `selfplay run` says it
+            print(f"resuming {point}", file=sys.stderr, flush=True)
+        for summary in engine.run():
             print(f"round {summary.round}: admitted {summary.admitted}", flush=True)
 
 
