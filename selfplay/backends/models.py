@@ -204,6 +204,21 @@ def local_model_dir(spec: str | ModelSource | None = None) -> str:
     return str(target)
 
 
+def model_for_trainers(default: str) -> str:
+    """What a dataset card's snippet trains: `$MODEL` (any --model spec: 'bundled', a
+    directory, a .gguf file, a Hub id), else `default`, as the directory or Hub id that
+    `from_pretrained` loads. A model that cannot be had ends the snippet with one sentence
+    naming it, not a loader's traceback."""
+    spec = os.environ.get("MODEL", default)
+    try:
+        return local_model_dir(spec)
+    except ModelNotFound as e:
+        raise SystemExit(
+            f"MODEL={spec}: {str(e).rstrip('.')}. Set MODEL to a local model directory or "
+            "to 'bundled' (selfplay's own model, offline)."
+        ) from None
+
+
 def converted_dir(source: ModelSource) -> Path:
     """Where the converted copy of a GGUF source lives in the cache.
 

@@ -56,9 +56,10 @@ def loading(counts: dict[str, int], suffix: str, repo_id: str | None) -> str:
     return (
         f"{where} Loading: `{_python_load(counts, suffix, repo_id)}` (from datasets). "
         "Each Python snippet below runs as printed: one short step on a CPU, with the model "
-        f"named by the `MODEL` environment variable (else `{MODEL}`, from the Hub). Offline, "
-        "set `MODEL` to a local model directory; for selfplay's bundled model: "
-        "`export MODEL=$(selfplay models path bundled)`."
+        f"named by the `MODEL` environment variable (any model selfplay takes: a directory, "
+        f"a Hub id, or `bundled`, selfplay's own model, offline; else `{MODEL}` from the "
+        "Hub); a model that cannot be had ends the snippet with one sentence naming it. "
+        "`selfplay models path bundled` prints the bundled model's directory for other tools."
     )
 
 
@@ -128,11 +129,16 @@ def openrlhf_command(counts: dict[str, int], repo_id: str | None) -> str:
     )
 
 
-_PY_HEAD = "import os\nimport tempfile\n\nimport torch\nfrom datasets import load_dataset\n"
+_PY_HEAD = (
+    "import tempfile\n\nimport torch\nfrom datasets import load_dataset\n\n"
+    "from selfplay.backends.models import model_for_trainers\n"
+)
 # What turns the one-step check into a run; named in each snippet's comment.
 _REAL_RUN = (
     "# A one-step check that fits a CPU and saves nothing (a temporary output_dir); for a real\n"
-    "# run drop max_steps, raise the sizes and set output_dir and save_strategy.\n"
+    "# run drop max_steps, raise the sizes and set output_dir and save_strategy. It trains every\n"
+    "# weight: with AdamW in float32 that is 16 bytes a parameter (about 8 GB for a 0.5B model);\n"
+    "# LoRA (peft_config=peft.LoraConfig(target_modules='all-linear')) needs a fraction of it.\n"
 )
 # Where a one-step check writes: outside the export, and nothing saved (a full checkpoint of
 # even a small model is gigabytes).
@@ -148,7 +154,7 @@ def grpo_snippet(fmt: str, counts: dict[str, int], suffix: str, repo_id: str | N
     return (
         "```python\n" + _PY_HEAD + "from trl import GRPOConfig, GRPOTrainer\n\n"
         "from selfplay.rewards import trl_reward\n\n"
-        f'model = os.environ.get("MODEL", "{MODEL}")\n'
+        f'model = model_for_trainers("{MODEL}")  # $MODEL, else this Hub model\n'
         f"data = {_python_load(counts, suffix, repo_id)}{columns}\n"
         + _REAL_RUN
         + "args = GRPOConfig(\n"
@@ -169,7 +175,7 @@ def preference_snippet(fmt: str, counts: dict[str, int], repo_id: str | None) ->
     )
     return (
         "```python\n" + _PY_HEAD + f"from trl import {name}Config, {name}Trainer\n\n"
-        f'model = os.environ.get("MODEL", "{MODEL}")\n'
+        f'model = model_for_trainers("{MODEL}")  # $MODEL, else this Hub model\n'
         f"data = {_python_load(counts, '.parquet', repo_id)}\n"
         + why
         + _REAL_RUN

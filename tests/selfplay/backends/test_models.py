@@ -202,3 +202,16 @@ def test_a_packaged_gguf_is_converted_once_to_a_cached_safetensors_directory():
     assert local_model_dir("smollm2-135m") == first
     assert os.stat(os.path.join(first, "model.safetensors")).st_mtime_ns == stamp
     assert not [p for p in os.listdir(Path(first).parent) if ".tmp-" in p]
+
+
+def test_a_cards_snippet_gets_its_model_or_one_sentence(monkeypatch):
+    from selfplay.backends.models import local_model_dir, model_for_trainers
+
+    monkeypatch.setenv("MODEL", "smollm2-135m")
+    assert model_for_trainers("Qwen/Qwen2.5-Coder-0.5B-Instruct") == local_model_dir("smollm2-135m")
+    monkeypatch.setenv("MODEL", "/no/such/model")
+    with pytest.raises(SystemExit) as info:
+        model_for_trainers("Qwen/Qwen2.5-Coder-0.5B-Instruct")
+    message = str(info.value)
+    assert message.startswith("MODEL=/no/such/model: ") and "\n" not in message
+    assert "'bundled'" in message
