@@ -155,7 +155,7 @@ def _run(cfg: Any, bank_path: Path | None) -> None:
             with bars:
                 engine.run(cfg.rounds)
     except KeyboardInterrupt:
-        stderr.print("interrupted: run the same command again to resume.")
+        typer.echo("selfplay run: interrupted; run the same command again to resume.", err=True)
         raise typer.Exit(130) from None
     except (BackendError, BankError, IsolationUnavailable, RayUnavailable, SourceError) as e:
         raise _fail(e) from None
