@@ -338,3 +338,40 @@ def test_after_a_round_that_admitted_nothing_the_hint_is_the_rejections():
     assert "bank list" not in empty
     some = next_steps("b.db", [SimpleNamespace(round=2, admitted=3)])
     assert "bank list --bank b.db" in some and "--round 2" in some
+
+
+def test_ctrl_c_says_how_to_resume_and_the_same_command_says_where(tmp_path):
+    from selfplay_cli import cli_command
+
+    completions = tmp_path / "completions.json"
+    program = 'x):\n    """Return x squared minus x."""\n    return x * x - x\n```'
+    completions.write_text(json.dumps([program, "2)\nf(3)\n```", "```python\n6\n```"]))
+    config = tmp_path / "c.yaml"
+    config.write_text("kinds: [deduction]\nproposer:\n  proposals_per_kind: 1\n  probe_tasks: 0\n"
+                      "solver:\n  tasks: 0\n  samples: 1\n")  # fmt: skip
+    bank = tmp_path / "b.db"
+    small_bank(bank)
+    command = cli_command("run", "--bank", str(bank), "--config", str(config), "--backend",
+                          "scripted", "--model", str(completions))  # fmt: skip
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    # Stopped as soon as its round is open, so Ctrl-C lands inside the round whatever the
+    # machine's speed.
+    deadline, inside = time.monotonic() + 120, False
+    while not inside and time.monotonic() < deadline and proc.poll() is None:
+        with sqlite3.connect(bank) as c:
+            inside = bool(c.execute("SELECT 1 FROM rounds WHERE finished_at IS NULL").fetchall())
+        if inside:
+            os.kill(proc.pid, signal.SIGSTOP)
+            with sqlite3.connect(bank) as c:
+                open_rounds = c.execute("SELECT id FROM rounds WHERE finished_at IS NULL")
+                inside = bool(open_rounds.fetchall())
+            os.kill(proc.pid, signal.SIGINT)
+            os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    _, err = proc.communicate(timeout=120)
+    assert inside and proc.returncode == 130, err
+    assert "selfplay run: interrupted; run the same command again to resume." in err
+    assert "Traceback" not in err
+    res = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "resuming round 1 at propose deduction" in res.stderr, res.stderr
