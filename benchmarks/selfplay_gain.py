@@ -259,7 +259,7 @@ def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
         "config": {
             k: v
             for k, v in vars(args).items()
-            if k not in ("out", "figure", "plot", "pool_ids", "keep", "warmup_record")
+            if k not in ("out", "figure", "plot", "tables", "pool_ids", "keep", "warmup_record")
         },  # fmt: skip
         "sets": sets.counts,
         "before": {
@@ -364,6 +364,34 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def tables(result: dict[str, Any]) -> str:
+    """The result as the markdown tables of docs/training.md: every arm and set with its
+    interval, gained/lost and p; then per iteration what the picks bought."""
+    names = {"in_family": "in-family", "other_families": "other families",
+             "proposals": "proposals", "humaneval": "HumanEval"}  # fmt: skip
+    lines = ["| arm | set | before | after [95%] | gained / lost | McNemar p |",
+             "|---|---|---:|---|---:|---:|"]  # fmt: skip
+    for arm, entry in result["arms"].items():
+        for i, (name, score) in enumerate(entry["scores"].items()):
+            paired, lo_hi = score["paired"], score["interval"]
+            after = f"{score['pass@1']:.3f} [{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]"
+            if paired["p_value"] < 0.01:
+                after = f"**{after.split(' ')[0]}** " + after.split(" ", 1)[1]
+            lines.append(
+                f"| {f'`{arm}`' if i == 0 else ''} | {names[name]} | "
+                f"{result['before'][name]['pass@1']:.3f} | {after} | "
+                f"{paired['gained']} / {paired['lost']} | {paired['p_value']:.2g} |"
+            )
+    lines += ["", "| arm | iteration | passing per 1,000 | rows | cut off | picked (warm-up score: "
+              "tasks) | in-family after it |", "|---|---:|---:|---:|---:|---|---:|"]  # fmt: skip
+    for arm, entry in result["arms"].items():
+        for c in entry.get("curve", []):
+            picked = ", ".join(f"{k}: {v}" for k, v in (c.get("picked_warmup") or {}).items())
+            lines.append(f"| `{arm}` | {c['iteration']} | {c['passing_per_1000']} | {c['rows']} | "
+                         f"{c['truncated']} | {picked} | {c['in_family']['pass@1']:.3f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", choices=list(PRESETS), default="cpu")
@@ -376,6 +404,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, help="write the JSON here as well")
     ap.add_argument("--figure", type=Path, default=ROOT / "benchmarks/figures/selfplay_gain.png")
     ap.add_argument("--plot", type=Path, help="only redraw the figure from a result JSON")
+    ap.add_argument("--tables", type=Path, help="only print a result JSON as markdown tables")
     ap.add_argument("--dry-run", action="store_true", help="build the sets and plan, then stop")
     args = ap.parse_args(argv)
     for key, value in PRESETS[args.preset].items():
@@ -406,6 +435,10 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
+    if args.tables:
+        result = json.loads(args.tables.read_text(encoding="utf-8"))
+        print(tables(result))
+        return result
     if args.plot:
         result = json.loads(args.plot.read_text(encoding="utf-8"))
         plot(result, args.figure)
