@@ -1,0 +1,155 @@
+"""`strengthen`: new tests for a task, each kept only where it fails a wrong solution.
+
+For a codegen task with an entry point:
+
+1. Inputs: the literal arguments its own tests call it with, then arguments built from the
+   reference's parameters and body (`selfplay.proposer.synthesis`, the same synthesis as the
+   proposer's inputs), those first.
+2. Expected outputs: the reference runs on every input in the sandbox, twice; an input is kept
+   where both runs return the same literal of bounded size. Never a model's output.
+3. Known-wrong solutions: the reference's mutants and the degenerate answers
+   (`selfplay.strengthen.mutants`), each run in the sandbox against the task's own tests and
+   on every kept input.
+4. A mutant is wrong where it fails the task's tests or answers some input differently from
+   the reference (one that answers every input alike may be an equivalent mutant: it counts
+   for nothing). The original tests kill the ones they fail; of the wrong mutants they let
+   through, a greedy set cover picks the fewest new tests (`assert f(args) == output`) that
+   kill the most, up to `per_task`. A new test the reference fails is impossible by
+   construction (its output is the expectation) and is checked anyway.
+
+The result says how many wrong mutants there were and how many the original and the
+strengthened tests kill (the mutation score before and after).
+
+Open, and why this is not yet wired to a command: a synthesised input can lie outside what
+the task means (`clamp(10, 7, 0)`, a range with lo above hi), where the reference's answer is
+an accident of how it is written and another correct solution answers otherwise. A kept test
+on such an input is a false negative waiting for a correct solution. Inputs need to stay in
+the task's domain first: built from the arguments its own tests use (kept types, lengths and
+orderings, as EvalPlus mutates them), and checked against other correct solutions where the
+bank has them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from selfplay.admission.examples import inputs_from_tests, is_literal
+from selfplay.admission.runs import test_of
+from selfplay.proposer.synthesis import synthesize
+from selfplay.strengthen.mutants import degenerate, mutants
+
+MAX_OUTPUT_CHARS = 1000
+
+
+@dataclass(slots=True)
+class Strengthened:
+    """One task's new tests and what they buy."""
+
+    task_id: str
+    tests: list[str] = field(default_factory=list)
+    inputs: int = 0  # inputs the reference answered the same way twice
+    mutants: int = 0  # wrong ones: fail the tests or answer some input differently
+    killed_before: int = 0  # by the task's own tests
+    killed_after: int = 0  # by its own and the new ones
+    reason: str | None = None  # why nothing could be added, where nothing was
+
+    @property
+    def score_before(self) -> float | None:
+        return self.killed_before / self.mutants if self.mutants else None
+
+    @property
+    def score_after(self) -> float | None:
+        return self.killed_after / self.mutants if self.mutants else None
+
+
+def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int = 20,
+               mutant_limit: int = 48) -> Strengthened:  # fmt: skip
+    """New discriminating tests for one codegen task (see the module docstring)."""
+    out = Strengthened(task.id)
+    entry = task.entry_point
+    if task.kind != "codegen" or not entry or any(not isinstance(t, str) for t in task.tests):
+        out.reason = "not_function_codegen"
+        return out
+    given = inputs_from_tests(task.tests, entry, 50)
+    inputs = synthesize(task.program, entry, written=given, references=given, limit=synthesized)
+    if not inputs:
+        out.reason = "no_inputs"
+        return out
+    calls = [f"{entry}({args})" for args in inputs]
+    first, second = verifier.grade(
+        [{"id": f"ref-{n}", "program": task.program, "tests": [], "calls": calls} for n in (1, 2)]
+    )
+    expected = {}
+    for args, a, b in zip(inputs, _outputs(first, calls), _outputs(second, calls), strict=True):
+        if a is not None and a == b and is_literal(a) and len(a) <= MAX_OUTPUT_CHARS:
+            expected[args] = a
+    out.inputs = len(expected)
+    if not expected:
+        out.reason = "no_outputs"
+        return out
+    kept = list(expected)
+    candidates = mutants(task.program, entry, mutant_limit) + degenerate(task.program, entry)
+    verdicts = verifier.grade([
+        {"id": f"m{i}", "program": m.program, "tests": task.tests,
+         "calls": [f"{entry}({args})" for args in kept]}
+        for i, m in enumerate(candidates)
+    ])  # fmt: skip
+    killers: list[set[int]] = [set() for _ in kept]  # input -> wrong mutants it kills
+    survivors = set()
+    for i, v in enumerate(verdicts):
+        outputs = _outputs(v, kept)
+        differs = [not _same(o, expected[args]) for args, o in zip(kept, outputs, strict=True)]
+        if v.status != "passed":
+            out.mutants += 1
+            out.killed_before += 1
+        elif any(differs):
+            out.mutants += 1
+            survivors.add(i)
+            for j, d in enumerate(differs):
+                if d:
+                    killers[j].add(i)
+    chosen = _cover(killers, survivors, per_task)
+    tests = [test_of(entry, kept[j], expected[kept[j]]) for j in chosen]
+    # The reference passes every kept test: checked, not assumed.
+    if tests:
+        (check,) = verifier.grade([{"id": "check", "program": task.program, "tests": tests}])
+        if check.status != "passed":
+            out.reason = f"reference_fails: {check.detail[:200]}"
+            return out
+    out.tests = tests
+    out.killed_after = out.killed_before + len(set().union(*(killers[j] for j in chosen)))
+    if not tests:
+        out.reason = "nothing_to_kill" if not survivors else "no_discriminating_input"
+    return out
+
+
+def _outputs(verdict: Any, calls: list[str]) -> list[str | None]:
+    got = list(verdict.outputs or [])
+    return got + [None] * (len(calls) - len(got))
+
+
+def _same(output: str | None, expected: str) -> bool:
+    """Whether the test `assert f(args) == expected` would pass on this output."""
+    if output is None:
+        return False
+    if output == expected:
+        return True
+    try:
+        return ast.literal_eval(output) == ast.literal_eval(expected)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def _cover(killers: list[set[int]], survivors: set[int], limit: int) -> list[int]:
+    """Greedy set cover: inputs, in order of how many uncovered survivors each kills."""
+    left, chosen = set(survivors), []
+    while left and len(chosen) < limit:
+        best = max(range(len(killers)), key=lambda j: (len(killers[j] & left), -j))
+        gain = killers[best] & left
+        if not gain:
+            break
+        chosen.append(best)
+        left -= gain
+    return chosen

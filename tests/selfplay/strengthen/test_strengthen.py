@@ -1,0 +1,52 @@
+"""Strengthening a weakly tested task in the real sandbox: the new tests fail the wrong
+solutions the old ones let through, and never the reference."""
+
+from __future__ import annotations
+
+from selfplay.strengthen import degenerate, mutants
+from selfplay.strengthen.strengthen import strengthen
+from task_bank.schema import parse_task
+
+CLAMP = '''def clamp(x, lo, hi):
+    """Return x limited to the range lo..hi."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+'''
+
+
+def weak_task():
+    # One test, and a value inside the range: returning x passes it.
+    return parse_task({"id": "clamp", "kind": "codegen", "prompt": "Clamp x.", "program": CLAMP,
+                       "entry_point": "clamp", "tests": ["assert clamp(5, 0, 10) == 5"]},
+                      source="mine")  # fmt: skip
+
+
+def test_new_tests_kill_the_mutants_the_old_ones_let_through(verifier):
+    task = weak_task()
+    result = strengthen(task, verifier)
+    assert result.tests and result.reason is None, result
+    assert result.mutants > 0 and result.killed_after > result.killed_before
+    assert result.score_after > result.score_before
+    wrong = [*mutants(CLAMP, "clamp"), *degenerate(CLAMP, "clamp")]
+    rows = [{"id": m.operator, "program": m.program, "tests": task.tests} for m in wrong]
+    old = verifier.grade(rows)
+    new = verifier.grade([{**r, "tests": task.tests + result.tests} for r in rows])
+    # The early return (clamp returns x) passes the old test; a kept test fails it.
+    early = [i for i, m in enumerate(wrong) if m.operator == "early_return"]
+    assert early and old[early[0]].status == "passed" and new[early[0]].status == "failed"
+    # No degenerate answer passes the strengthened tests.
+    assert all(v.status != "passed" for m, v in zip(wrong, new, strict=True)
+               if m.operator.startswith("degenerate"))  # fmt: skip
+    # The reference passes every kept test.
+    (ref,) = verifier.grade([{"id": "ref", "program": CLAMP, "tests": task.tests + result.tests}])
+    assert ref.status == "passed", ref.detail
+
+
+def test_a_task_without_a_function_entry_point_is_left_as_it_is(verifier):
+    task = parse_task({"kind": "codegen", "prompt": "Echo.", "program": "print(input())\n",
+                       "tests": [{"input": "a\n", "output": "a\n"}]}, source="mine")  # fmt: skip
+    result = strengthen(task, verifier)
+    assert result.tests == [] and result.reason == "not_function_codegen"
