@@ -2,9 +2,11 @@
 
 For a codegen task with an entry point:
 
-1. Inputs: the literal arguments its own tests call it with, then arguments built from the
-   reference's parameters and body (`selfplay.proposer.synthesis`, the same synthesis as the
-   proposer's inputs), those first.
+1. Inputs: the literal arguments its own tests call it with, then their near variants
+   (`selfplay.strengthen.inputs`: one value a small step away, types and shapes kept, so
+   they stay in the task's domain); only a task whose tests call it with no literal
+   arguments gets arguments built from the reference's parameters and body
+   (`selfplay.proposer.synthesis`, the proposer's synthesis).
 2. Expected outputs: the reference runs on every input in the sandbox, twice; an input is kept
    where both runs return the same literal of bounded size. Never a model's output.
 3. Known-wrong solutions: the reference's mutants and the degenerate answers
@@ -20,13 +22,10 @@ For a codegen task with an entry point:
 The result says how many wrong mutants there were and how many the original and the
 strengthened tests kill (the mutation score before and after).
 
-Open, and why this is not yet wired to a command: a synthesised input can lie outside what
-the task means (`clamp(10, 7, 0)`, a range with lo above hi), where the reference's answer is
-an accident of how it is written and another correct solution answers otherwise. A kept test
-on such an input is a false negative waiting for a correct solution. Inputs need to stay in
-the task's domain first: built from the arguments its own tests use (kept types, lengths and
-orderings, as EvalPlus mutates them), and checked against other correct solutions where the
-bank has them.
+Open, and why this is not yet wired to a command: even a near variant can leave what a task
+means (a range's low end stepped above its high end), where the reference's answer is an
+accident another correct solution need not share. Checking kept tests against other correct
+solutions where the bank has them (passing attempts of the task) is the next step.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from typing import Any
 from selfplay.admission.examples import inputs_from_tests, is_literal
 from selfplay.admission.runs import test_of
 from selfplay.proposer.synthesis import synthesize
+from selfplay.strengthen.inputs import variants
 from selfplay.strengthen.mutants import degenerate, mutants
 
 MAX_OUTPUT_CHARS = 1000
@@ -73,7 +73,12 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
         out.reason = "not_function_codegen"
         return out
     given = inputs_from_tests(task.tests, entry, 50)
-    inputs = synthesize(task.program, entry, written=given, references=given, limit=synthesized)
+    # Near the task's own arguments first (they stay in its domain); synthesised from the
+    # reference's parameters only where its tests call it with no literal arguments.
+    near = [v for k in range(synthesized) for g in given for v in variants(g)[k : k + 1]]
+    inputs = list(dict.fromkeys([*given, *near]))[: len(given) + synthesized]
+    if not given:
+        inputs = synthesize(task.program, entry, limit=synthesized)
     if not inputs:
         out.reason = "no_inputs"
         return out

@@ -72,3 +72,18 @@ def test_degenerate_answers_replace_the_entry_point_whatever_the_arguments():
 
 def test_a_program_that_does_not_parse_has_no_mutants():
     assert mutants("def f(:\n", "f") == []
+
+
+def test_variants_keep_types_and_shapes_and_change_one_value_at_a_time():
+    from selfplay.strengthen.inputs import variants
+
+    near = variants("5, 0, 10", limit=12)
+    assert near[:3] == ["6, 0, 10", "5, 1, 10", "5, 0, 11"]  # one step of each first
+    assert len(set(near)) == len(near) == 12 and "5, 0, 10" not in near
+    assert all(sum(a != b for a, b in zip(v.split(", "), ["5", "0", "10"], strict=True)) == 1
+               for v in near)  # fmt: skip
+    rows = variants("[[1, 2], [3, 4]], 'ab'")
+    for v in rows:
+        grid, text = ast.literal_eval(f"({v},)")
+        assert isinstance(text, str) and all(isinstance(r, list) for r in grid)
+    assert variants("not a literal(") == []
