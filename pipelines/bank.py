@@ -258,6 +258,10 @@ def stats(
     for bucket, n in rate["histogram"].items():
         table.add_row(f"solve rate {bucket}", str(n))
     table.add_row("rounds (finished)", f"{data['rounds']['total']} ({data['rounds']['finished']})")
+    weak = data["degenerate"]
+    table.add_row("degenerate answers: tasks turned away", str(weak["turned_away"]))
+    table.add_row("degenerate answers: tasks kept, flagged", str(weak["kept_flagged"]))
+    table.add_row("degenerate answers: attempts scored 0", str(weak["attempts"]))
     hacks = data["hack_signals"]
     if hacks["rate"] is not None:
         table.add_row(

@@ -60,6 +60,7 @@ def summary(bank: Bank) -> dict[str, Any]:
         },
         "rounds": {"total": rounds[0], "finished": rounds[1]},
         "hack_signals": hacks,
+        "degenerate": degenerate(bank, hacks),
         # Models trained on this bank (selfplay train / loop): which solver is which.
         "models": [
             {
@@ -72,6 +73,22 @@ def summary(bank: Bank) -> dict[str, Any]:
             }  # fmt: skip
             for m in bank.models()
         ],
+    }
+
+
+def degenerate(bank: Bank, hacks: dict[str, Any]) -> dict[str, int]:
+    """The degenerate-answer probe (`selfplay.admission.degenerate`): codegen tasks turned
+    away because an empty value, None or NaN passed their tests; tasks kept because their own
+    reference answers that way (flagged, so such an answer still scores); attempts that
+    passed with such an answer, which the reward scored 0."""
+    flagged = bank.conn.execute(
+        "SELECT COUNT(*) FROM tasks WHERE json_extract(metadata, '$.degenerate_passes') "
+        "IS NOT NULL AND json_array_length(json_extract(metadata, '$.degenerate_passes')) > 0"
+    ).fetchone()[0]
+    return {
+        "turned_away": bank.rejection_counts().get("weak_tests", 0),
+        "kept_flagged": flagged,
+        "attempts": hacks["by_signal"].get("degenerate_pass", 0),
     }
 
 

@@ -176,6 +176,23 @@ def test_hack_signal_rates_per_solver_and_round(tmp_path):
     assert hacks["by_round"][str(r2)] == {"attempts": 2, "with_signals": 2, "rate": 1.0}
 
 
+def test_the_degenerate_answer_probe_has_its_own_figures(tmp_path):
+    from task_bank.stats import summary
+    from task_bank.tasks import Rejection
+
+    with Bank(tmp_path / "b.db") as bank:
+        honest = _task(1, metadata={"degenerate_passes": ["empty_list"]})
+        plain, other = _task(2), _task(3, metadata={"degenerate_passes": []})
+        add_tasks(bank, [honest, plain, other])
+        bank.add_rejections([Rejection("mine", "weak-1", "weak_tests", "[] passes every test")])
+        bank.add_attempts([
+            Attempt(plain.id, "m", "x", "passed", True, signals=["degenerate_pass"]),
+            Attempt(plain.id, "m", "x", "passed", True, signals=["gc_scan"]),
+        ])  # fmt: skip
+        data = summary(bank)
+    assert data["degenerate"] == {"turned_away": 1, "kept_flagged": 1, "attempts": 1}
+
+
 def test_steps_of_rounds_live_in_the_journal_and_old_meta_keys_migrate(tmp_path):
     path = tmp_path / "old.db"
     with Bank(path) as bank:
