@@ -121,7 +121,7 @@ def train(
     check_train_dependencies()
     from selfplay.training.trainer import resume_point
 
-    point = resume_point(out)
+    point = resume_point(out, cfg, force=bool(resume))
     if point is not None:
         typer.echo(f"resuming the training run in {out} at {point}", err=True)
     result = run_training(cfg, bank, out, resume=resume)

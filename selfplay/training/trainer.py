@@ -110,11 +110,18 @@ def _check_out(out: Path, resume: bool | None, config: TrainConfig) -> bool:
     return False
 
 
-def resume_point(out: str | Path) -> str | None:
-    """Where the same command continues in `out`: 'step 8' or 'iteration 2 (kept: 1 finished
-    iteration)'; None when nothing there was cut off."""
+def resume_point(out: str | Path, config: TrainConfig, force: bool = False) -> str | None:
+    """Where training with `config` continues in `out`: 'step 8' or 'iteration 2 (kept: 1
+    finished iteration)'; None when nothing there was cut off, or it was cut off under
+    another config (which `train` refuses unless `force`)."""
     work = Path(out) / "checkpoints"
     if not work.is_dir() or trained_marker(Path(out)) is not None:
+        return None
+    try:
+        recorded = json.loads((work / CONFIG_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        recorded = None
+    if not force and recorded != config.model_dump(mode="json"):
         return None
     done = sorted(work.glob("iter-*/iteration.json"))
     if done:

@@ -223,3 +223,24 @@ def test_the_proposer_is_reinforced_on_its_learnable_admitted_programs_by_their_
             tmp_path / "proposer",
         )
         assert result.rows == 4 and bank.model(result.model_id).role == "proposer"
+
+
+def test_where_a_cut_off_run_resumes_is_said_only_for_its_own_config(tmp_path):
+    import json
+
+    from selfplay.config import TrainConfig
+    from selfplay.training.trainer import CONFIG_FILE, resume_point
+
+    config = TrainConfig(max_steps=4)
+    assert resume_point(tmp_path, config) is None  # nothing there
+    done = tmp_path / "checkpoints" / "checkpoint-2"
+    done.mkdir(parents=True)
+    (done / "trainer_state.json").write_text("{}")
+    (tmp_path / "checkpoints" / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json")))
+    assert resume_point(tmp_path, config) == "step 2 (its checkpoint)"
+    other = TrainConfig(max_steps=5)
+    assert resume_point(tmp_path, other) is None  # train refuses it: nothing to announce
+    assert resume_point(tmp_path, other, force=True) == "step 2 (its checkpoint)"
+    (tmp_path / "checkpoints" / "iter-1").mkdir()
+    (tmp_path / "checkpoints" / "iter-1" / "iteration.json").write_text("{}")
+    assert resume_point(tmp_path, config) == "iteration 2 (kept: 1 finished iteration)"
