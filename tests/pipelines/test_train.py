@@ -131,7 +131,8 @@ def test_killed_training_resumes_and_its_model_serves_eval_and_run(bank_file, tm
     # The directory is a model: eval (vLLM where it runs: the merged weights are what it
     # serves) and a self-play round load it and name it by its bank id.
     res = cli("eval", "bank", "--bank", str(bank_file), "--model", str(out), "--split", "test",
-              "--test-fraction", "0.03", "--max-new-tokens", "24", "--json")  # fmt: skip
+              "--test-fraction", "0.03", "--max-new-tokens", "24", "--json",
+              "--out", str(tmp_path / "completions.jsonl"))  # fmt: skip
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["model"] == str(out) and report["problems"] >= 1, report
