@@ -39,10 +39,11 @@ def test_ray_local_gives_the_local_verdicts_on_humaneval(tmp_path):
     rows = tmp_path / "humaneval.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in humaneval_rows()) + "{broken\n")
     local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    # The broken last line is an invalid row, the same on both paths: exit code 1 for it.
     res = selfplay("verify", str(rows), "-o", str(local), "--timeout", "5")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1 and "1 of 493 rows were invalid" in res.stderr, res.stderr
     res = selfplay("verify", str(rows), "-o", str(remote), "--timeout", "5", "--ray", "local")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1 and "1 of 493 rows were invalid" in res.stderr, res.stderr
     assert "493 rows" in res.stderr and "sent again" not in res.stderr
     expected = verdicts(local)
     assert len(expected) == 493 and verdicts(remote) == expected
