@@ -19,6 +19,14 @@ SUM_EVENS = '''def sum_evens(nums):
             total += n
     return total
 '''
+CLAMP = '''def clamp(x, lo, hi):
+    """Return x limited to the range lo..hi."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+'''
 SUM_ODDS = SUM_EVENS.replace("== 0", "== 1").replace("sum_evens", "sum_odds").replace("even", "odd")
 
 

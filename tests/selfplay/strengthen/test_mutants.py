@@ -5,16 +5,9 @@ from __future__ import annotations
 
 import ast
 
-from selfplay.strengthen import degenerate, mutants
+from bank_samples import CLAMP
 
-CLAMP = '''def clamp(x, lo, hi):
-    """Return x limited to lo..hi."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-'''
+from selfplay.strengthen import degenerate, mutants
 
 SUM_EVENS = """def sum_evens(xs):
     total = 0

@@ -3,18 +3,11 @@ solutions the old ones let through, and never the reference."""
 
 from __future__ import annotations
 
+from bank_samples import CLAMP
+
 from selfplay.strengthen import degenerate, mutants
 from selfplay.strengthen.strengthen import strengthen
 from task_bank.schema import parse_task
-
-CLAMP = '''def clamp(x, lo, hi):
-    """Return x limited to the range lo..hi."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-'''
 
 
 def weak_task():

