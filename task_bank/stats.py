@@ -39,6 +39,7 @@ def summary(bank: Bank) -> dict[str, Any]:
                 break
     rounds = q("SELECT COUNT(*), COUNT(finished_at) FROM rounds").fetchone()
     hacks = hack_signals(bank)
+    rejected = bank.rejection_counts()
     return {
         "path": str(bank.path),
         "schema_version": bank.schema_version,
@@ -46,7 +47,7 @@ def summary(bank: Bank) -> dict[str, Any]:
         "by_kind": by_kind,
         "by_source": by_source,
         "contaminated": contaminated,
-        "rejected": bank.rejection_counts(),
+        "rejected": rejected,
         "attempts": {
             "total": sum(s["attempts"] for s in solvers.values()),
             "successes": sum(s["successes"] for s in solvers.values()),
@@ -60,7 +61,7 @@ def summary(bank: Bank) -> dict[str, Any]:
         },
         "rounds": {"total": rounds[0], "finished": rounds[1]},
         "hack_signals": hacks,
-        "degenerate": degenerate(bank, hacks),
+        "degenerate": degenerate(bank, hacks, rejected),
         # Models trained on this bank (selfplay train / loop): which solver is which.
         "models": [
             {
@@ -76,7 +77,7 @@ def summary(bank: Bank) -> dict[str, Any]:
     }
 
 
-def degenerate(bank: Bank, hacks: dict[str, Any]) -> dict[str, int]:
+def degenerate(bank: Bank, hacks: dict[str, Any], rejected: dict[str, int]) -> dict[str, int]:
     """The degenerate-answer probe (`selfplay.admission.degenerate`): codegen tasks turned
     away because an empty value, None or NaN passed their tests; tasks kept because their own
     reference answers that way (flagged, so such an answer still scores); attempts that
@@ -86,7 +87,7 @@ def degenerate(bank: Bank, hacks: dict[str, Any]) -> dict[str, int]:
         "IS NOT NULL AND json_array_length(json_extract(metadata, '$.degenerate_passes')) > 0"
     ).fetchone()[0]
     return {
-        "turned_away": bank.rejection_counts().get("weak_tests", 0),
+        "turned_away": rejected.get("weak_tests", 0),
         "kept_flagged": flagged,
         "attempts": hacks["by_signal"].get("degenerate_pass", 0),
     }

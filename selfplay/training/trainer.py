@@ -87,15 +87,20 @@ def _unfinished(out: Path) -> bool:
     return _last_complete_checkpoint(work) is not None or any(work.glob("iter-*/iteration.json"))
 
 
+def _same_config(out: Path, config: TrainConfig) -> bool:
+    """Whether the unfinished run in `out` was started with `config` (as recorded there)."""
+    try:
+        recorded = json.loads((out / "checkpoints" / CONFIG_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return recorded == config.model_dump(mode="json")
+
+
 def _check_out(out: Path, resume: bool | None, config: TrainConfig) -> bool:
     """Whether to resume the unfinished run in `out` (the same command run again resumes it:
     `resume` None; True insists, False refuses); refuses a directory in use otherwise."""
     if _unfinished(out):
-        try:
-            recorded = json.loads((out / "checkpoints" / CONFIG_FILE).read_text("utf-8"))
-        except (OSError, ValueError):
-            recorded = None
-        if resume or (resume is None and recorded == config.model_dump(mode="json")):
+        if resume or (resume is None and _same_config(out, config)):
             return True
         raise TrainError(
             f"{out} holds an unfinished training run with another configuration; run that "
@@ -117,11 +122,7 @@ def resume_point(out: str | Path, config: TrainConfig, force: bool = False) -> s
     work = Path(out) / "checkpoints"
     if not work.is_dir() or trained_marker(Path(out)) is not None:
         return None
-    try:
-        recorded = json.loads((work / CONFIG_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        recorded = None
-    if not force and recorded != config.model_dump(mode="json"):
+    if not force and not _same_config(Path(out), config):
         return None
     done = sorted(work.glob("iter-*/iteration.json"))
     if done:
