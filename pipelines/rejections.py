@@ -28,11 +28,11 @@ def rejections(
 
     from pipelines.bank import _fail, _open
 
+    where = f" in round {round_}" if round_ is not None else ""
     with _open(bank) as store:
         every = store.rejections(round_=round_)
         known = sorted({r["reason"] for r in every})
         if reason is not None and reason not in known:
-            where = f" in round {round_}" if round_ is not None else ""
             raise _fail(
                 f"no rejection has reason '{reason}'{where}; the reasons there are: "
                 f"{', '.join(known) or 'none'}."
@@ -48,7 +48,6 @@ def rejections(
     from pipelines.console import stdout
 
     if not rows:
-        where = f" in round {round_}" if round_ is not None else ""
         stdout.print(f"no candidate was turned away{where}.")
         return
     counts = Counter(r["reason"] for r in rows)

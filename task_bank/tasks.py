@@ -255,25 +255,15 @@ class TaskTables:
         )
         return dict(rows.fetchall())
 
-    def rejections(self, *, round_: int | None = None, reason: str | None = None,
-                   limit: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    def rejections(self, *, round_: int | None = None) -> list[dict[str, Any]]:
         """Rejected candidates, newest first: source, item, reason, detail, created_at.
         `round_` keeps a self-play round's proposals (items `selfplay-r<N>-...`)."""
         sql, args = "SELECT source, item, reason, detail, created_at FROM rejections", []
-        where = []
         if round_ is not None:
             # The hyphen after the number keeps round 1 from matching round 10.
-            where.append("item LIKE ?")
+            sql += " WHERE item LIKE ?"
             args.append(f"selfplay-r{round_}-%")
-        if reason is not None:
-            where.append("reason = ?")
-            args.append(reason)
-        if where:
-            sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created_at DESC, item"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
         cols = ("source", "item", "reason", "detail", "created_at")
         return [dict(zip(cols, row, strict=True)) for row in self.conn.execute(sql, args)]
 
