@@ -112,7 +112,7 @@ def loop(
     if cfg.run.model.backend in ("auto", "transformers", "vllm"):
         check_model(cfg.run.model.spec, "loop")
     check_train_dependencies("loop")
-    rows, store_path = _run(cfg, bank)
+    rows, store_path, models = _run(cfg, bank)
     from selfplay.engine.curve import plot_learning_curve
 
     png = plot_learning_curve(rows, curve or store_path.with_name(store_path.stem + ".loop.png"))
@@ -133,8 +133,7 @@ def loop(
         for line in smoke_notes(rows):
             stderr.print(line, highlight=False)
     typer.echo(f"learning curve: {png}", err=True)
-    models = cfg.models_dir or store_path.with_name(store_path.stem + ".models")
-    typer.echo(f"models: {models} ({_size(Path(models))}; each iteration's trained model, "
+    typer.echo(f"models: {models} ({_size(models)}; each iteration's trained model, "
                "for --model)", err=True)  # fmt: skip
 
 
@@ -163,7 +162,7 @@ def _size(path: Path) -> str:
     return f"{total / 1e9:.1f} GB" if total >= 1e8 else f"{total / 1e6:.0f} MB"
 
 
-def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
+def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path, Path]:
     from pipelines.progress import Progress
     from pipelines.train import quiet_libraries
     from selfplay.backends.base import BackendError
@@ -187,7 +186,7 @@ def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path]:
                     typer.echo(f"resuming the loop at {point}", err=True)
                 with bars:
                     rows = loop.run(cfg.iterations)
-            return rows, store.path
+            return rows, store.path, loop.models_dir
     except KeyboardInterrupt:
         typer.echo("selfplay loop: interrupted; run the same command again to resume.", err=True)
         raise typer.Exit(130) from None

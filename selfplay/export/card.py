@@ -80,9 +80,9 @@ def _columns(files: Path, suffix: str, counts: dict[str, int]) -> str:
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path).slice(0, 1)
-        row = table.to_pylist()[0]
-        types = {f.name: str(f.type) for f in table.schema}
+        first = next(pq.ParquetFile(path).iter_batches(batch_size=1))  # not the whole file
+        row = first.to_pylist()[0]
+        types = {f.name: str(f.type) for f in first.schema}
     else:
         with open(path, encoding="utf-8") as f:
             row = json.loads(f.readline())
