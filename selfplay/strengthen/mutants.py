@@ -27,6 +27,7 @@ import ast
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import zip_longest
 
 COMPARE = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
@@ -76,8 +77,7 @@ def mutants(program: str, entry_point: str | None, limit: int = 64) -> list[Muta
     by_operator: dict[str, list[tuple[int, str]]] = {}
     for site in sites:
         by_operator.setdefault(site[1], []).append(site)
-    order = [s for group in zip(*_padded(list(by_operator.values())), strict=True)
-             for s in group if s is not None]  # fmt: skip
+    order = [s for group in zip_longest(*by_operator.values()) for s in group if s is not None]
     for index, operator in order:
         mutated = copy.deepcopy(tree)
         node = _nth(mutated, index)
@@ -105,11 +105,6 @@ def degenerate(program: str, entry_point: str) -> list[Mutant]:
         text = f"{program.rstrip()}\n\n\ndef {entry_point}(*args, **kwargs):\n    return {value}\n"
         out.append(Mutant(f"degenerate:{name}", 0, text))
     return out
-
-
-def _padded(groups: list[list]) -> list[list]:
-    width = max((len(g) for g in groups), default=0)
-    return [g + [None] * (width - len(g)) for g in groups]
 
 
 def _nth(tree: ast.AST, index: int) -> ast.AST | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any
 
 from selfplay.admission.examples import inputs_from_tests, is_literal
@@ -75,7 +76,7 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
     given = inputs_from_tests(task.tests, entry, 50)
     # Near the task's own arguments first (they stay in its domain); synthesised from the
     # reference's parameters only where its tests call it with no literal arguments.
-    near = [v for k in range(synthesized) for g in given for v in variants(g)[k : k + 1]]
+    near = [v for group in zip_longest(*map(variants, given)) for v in group if v is not None]
     inputs = list(dict.fromkeys([*given, *near]))[: len(given) + synthesized]
     if not given:
         inputs = synthesize(task.program, entry, limit=synthesized)
