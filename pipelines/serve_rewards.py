@@ -62,9 +62,9 @@ def serve_rewards(
 ) -> None:
     """Serve rewards over HTTP: OpenRLHF's remote reward protocol at /get_reward, and /grade."""
     from selfplay.rewards.service import RewardServer
-    from selfplay.verifier import IsolationUnavailable, Verifier
-    from selfplay.verifier.cluster import RayVerifier
+    from selfplay.verifier import IsolationUnavailable
     from selfplay.verifier.connect import RayUnavailable
+    from selfplay.verifier.factory import make_verifier
 
     choose_isolation(isolation, "serve-rewards")
     if not _loopback(host) and not token:
@@ -74,13 +74,10 @@ def serve_rewards(
         )
     if token is not None and not token.strip():
         raise failure("serve-rewards", "the token is empty.")
-    if ray is None:
-        verifier = Verifier(workers or None, timeout, memory_mb)
-    else:
-        verifier = RayVerifier(
-            ray, actors or None, workers or None, timeout, memory_mb,
-            cores_per_actor=cores_per_actor or None,
-        )  # fmt: skip
+    verifier = make_verifier(
+        workers or None, timeout, memory_mb, ray=ray,
+        **({"actors": actors or None, "cores_per_actor": cores_per_actor or None} if ray else {}),
+    )  # fmt: skip
     try:
         with verifier:
             verifier.start()  # fail here, not on the first request

@@ -21,9 +21,9 @@ from pipelines.common import (
     failure,
     plural,
 )
-from selfplay.verifier import InvalidRow, IsolationUnavailable, Verifier, parse_row
-from selfplay.verifier.cluster import RayVerifier
+from selfplay.verifier import InvalidRow, IsolationUnavailable, parse_row
 from selfplay.verifier.connect import RayUnavailable
+from selfplay.verifier.factory import make_verifier
 from selfplay.verifier.records import invalid
 
 PROGRESS_MIN_ROWS = 200
@@ -94,13 +94,10 @@ def verify(
             total = None
     counts: Counter[str] = Counter()
     start = time.perf_counter()
-    if ray is None:
-        verifier = Verifier(workers or None, timeout, memory_mb)
-    else:
-        verifier = RayVerifier(
-            ray, actors or None, workers or None, timeout, memory_mb,
-            cores_per_actor=cores_per_actor or None,
-        )  # fmt: skip
+    verifier = make_verifier(
+        workers or None, timeout, memory_mb, ray=ray,
+        **({"actors": actors or None, "cores_per_actor": cores_per_actor or None} if ray else {}),
+    )  # fmt: skip
     try:
         with verifier as v:
             with _progress(total) as advance:

@@ -163,6 +163,12 @@ class VerifierConfig(BaseModel):
         description="grade on this Ray cluster ('local', an address, 'auto'; workers are "
         "per actor, one actor per node); null: in this process",
     )
+    packages: list[str] | None = Field(
+        None,
+        description="what programs may import beyond the standard library, with what these "
+        "need (nothing else of this machine's files is readable in the sandbox); null: "
+        "$SELFPLAY_PACKAGES, else numpy, pandas and pytest",
+    )
 
 
 class RunConfig(BaseModel):

@@ -37,11 +37,7 @@ def make_run_backend(config: RunConfig) -> Any:
 
 def make_run_verifier(config: RunConfig) -> Any:
     """The verifier the config's `verifier:` names: local sandboxes, or actors on Ray."""
+    from selfplay.verifier.factory import make_verifier
+
     v = config.verifier
-    if v.ray:
-        from selfplay.verifier import RayVerifier
-
-        return RayVerifier(v.ray, None, v.workers, v.timeout_s, v.memory_mb)
-    from selfplay.verifier import Verifier
-
-    return Verifier(v.workers, v.timeout_s, v.memory_mb)
+    return make_verifier(v.workers, v.timeout_s, v.memory_mb, ray=v.ray, packages=v.packages)

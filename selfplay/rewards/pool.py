@@ -80,17 +80,13 @@ def shared_verifier(
             _owner = os.getpid()
         pool = _pools.get(key)
         if pool is None:
+            from selfplay.verifier.factory import make_verifier
+
             if key[3] is None:
-                from selfplay.verifier import Verifier
-
-                pool = Verifier(workers=key[0], timeout_s=key[1], memory_mb=key[2])
+                pool = make_verifier(key[0], key[1], key[2])
             else:
-                from selfplay.verifier.cluster import RayVerifier
-
                 address = None if key[3] == JOINED else key[3]
-                pool = RayVerifier(
-                    address, workers=key[0], timeout_s=key[1], memory_mb=key[2], shared=True
-                )
+                pool = make_verifier(key[0], key[1], key[2], ray=address or "", shared=True)
             _pools[key] = pool
         return pool
 

@@ -146,19 +146,21 @@ Not covered
   zygote keeps about earlier rows is in memory the children do not inherit). What a sender
   can send is what its own process held: its program, the arguments it was called with, the
   operands the tests combined with its objects, and its results.
-- The host's page cache. Every row reads the host's files, so every row shares their cached
-  pages. The calls that ask which pages are cached or drop them (`mincore`, `cachestat`,
-  reads with `RWF_NOWAIT`, `posix_fadvise`, `readahead`, `MADV_COLD`/`MADV_PAGEOUT`,
-  `process_madvise`, Linux AIO) are refused by the seccomp filter: the relay that wrote
-  expected values into the cached state of a data file's pages with them scores 0
-  (`tests/selfplay/verifier/test_page_cache.py`). What remains: reading a page loads it, and
-  a row can tell whether its own read had to wait for the disk, by timing it or by its own
-  I/O counters (`getrusage`'s major faults and block reads, /proc/self/io's `read_bytes`,
-  and the pages fault-around maps beside a touched one). With nothing that drops a page, a
-  bit once written stays until the host's memory pressure evicts it and each read consumes
-  it; but the host's cold pages are many, so a patient sender and receiver could still pass a
-  value this way. Closing it needs a root whose files are all resident (a tmpfs copy) or a
-  row's own copy of every file it reads; neither is built.
+- The host's page cache. Every row reads through it, so which pages are cached is shared
+  state, and a read that has to wait for the disk can be told from one that does not (by
+  timing it, by `getrusage`'s major faults and block reads, by /proc/self/io). Two defences.
+  The calls that ask which pages are cached or drop them (`mincore`, `cachestat`, reads with
+  `RWF_NOWAIT`, `posix_fadvise`, `readahead`, `MADV_COLD`/`MADV_PAGEOUT`,
+  `process_madvise`, Linux AIO) are refused by the seccomp filter
+  (`tests/selfplay/verifier/test_page_cache.py`). And a row can read nothing cold: the
+  sandbox holds only the interpreter, the standard library (less its own tests and GUI), the
+  packages a program may import and the shared libraries they load (`readable.py`), and the
+  verifier reads every page of it when it starts and every 30 s while it grades, so every
+  read a row makes hits memory (`tests/selfplay/verifier/test_readable.py`: a row that reads
+  all 9,400 files it can see reads 0 bytes from the disk, after the host had dropped them).
+  What remains: a page the kernel drops under memory pressure from outside the sandbox is
+  loaded again by the next read, which a row can see but not cause (a row's own pressure
+  reclaims only pages its cgroup loaded).
 - Warnings the program raises during a call (under an "always" filter, as inside
   `pytest.warns`) cross as data, at most 32 a call: a warning class and its message, warned
   again in the test process; a category of the program's own arrives as its nearest
@@ -218,6 +220,9 @@ Not covered
   program class's handle and asks it for what it lacks; `inspect.signature`, `dataclasses.asdict` and subclassing a program
   class in a test do not; `contextlib.redirect_stdout` and mocks of builtins in the tests do
   not reach the program; a call costs a round trip between two processes (about 0.1 ms).
+- A program imports only the standard library and the configured packages (numpy, pandas,
+  pytest by default; `verifier.packages`, $SELFPLAY_PACKAGES): a correct program that needs
+  another package fails with `ModuleNotFoundError` until it is named.
 - The paths of the directories bound into the sandbox (interpreter, packages) are visible in
   /proc/self/mountinfo; the test process's memory size is visible in /proc.
 """

@@ -12,6 +12,8 @@ import sysconfig
 import time
 from pathlib import Path
 
+from .readable import Readable, readable
+
 INSIDE_DIR = Path(__file__).with_name("inside")
 MOUNT_POINT = "/opt/selfplay/selfplay_inside"
 SANDBOX_ENV = {
@@ -33,6 +35,9 @@ SANDBOX_ENV = {
 # environment in /tmp, say) is bound elsewhere, at ROOTS_MOUNT/<n>.
 _COVERED = ("/tmp", "/dev", "/proc", "/run", "/opt/selfplay")
 ROOTS_MOUNT = "/opt/selfplay/roots"
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives")
+# The top-level directories that merged-/usr systems make links (/lib -> usr/lib).
+_TOPS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64")
 SNAPSHOTS = "/opt/selfplay/snapshots"
 
 
@@ -79,7 +84,46 @@ def sandbox_sys_path(mounts: list[tuple[str, str]] | None = None) -> list[str]:
     return paths
 
 
-def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 128) -> list[str]:
+def sandbox_readable(packages: tuple[str, ...]) -> Readable:
+    """What a row may read with these packages, the sandbox's own files included."""
+    found = readable(packages)
+    found.also = [str(INSIDE_DIR), *(f for f in ETC_FILES if os.path.exists(f))]
+    return found
+
+
+def readable_binds(readable: Readable, mounts: list[tuple[str, str]]) -> list[str]:
+    """Bind what a row may read (`readable`), and nothing else of the host's files. Parents
+    come before what is mounted inside them; the standard library's hidden parts are empty
+    read-only directories (made read-only last: a package bound inside one needs its mount
+    point made first)."""
+    ops, links, hidden = [], [], []
+    for path in readable.paths:
+        real = os.path.realpath(path)
+        ops.append((to_sandbox_path(real, mounts) or real, ["--ro-bind", real]))
+        logical = _through_tops(path)
+        if logical != real and to_sandbox_path(real, mounts) is None:
+            links += ["--symlink", real, logical]  # libc.so.6 -> libc-2.31.so, say
+    for path in readable.hidden:
+        inside = to_sandbox_path(path, mounts) or path
+        ops.append((inside, ["--size", "4096", "--tmpfs"]))
+        hidden += ["--remount-ro", inside]
+    cmd = []
+    for inside, op in sorted(ops):
+        cmd += [*op, inside]
+    return cmd + links + hidden
+
+
+def _through_tops(path: str) -> str:
+    """`path` with a top-level link (/lib -> usr/lib) followed, as the sandbox has them."""
+    parts = path.split("/", 2)
+    if len(parts) == 3 and f"/{parts[1]}" in _TOPS and os.path.islink(f"/{parts[1]}"):
+        return os.path.join(os.path.realpath(f"/{parts[1]}"), parts[2])
+    return path
+
+
+def bwrap_command(
+    python: str, mounts: list[tuple[str, str]], readable: Readable, scratch_mb: int = 128
+) -> list[str]:
     cmd = [
         "bwrap",
         "--unshare-user",
@@ -98,12 +142,10 @@ def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 
         "--cap-add",
         "ALL",
     ]
-    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+    for top in _TOPS:
         if os.path.islink(top):
             cmd += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            cmd += ["--ro-bind", top, top]
-    for f in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives"):
+    for f in ETC_FILES:
         cmd += ["--ro-bind-try", f, f]
     for name in ("nsswitch.conf", "hosts"):
         cmd += ["--ro-bind", str(INSIDE_DIR / "etc" / name), f"/etc/{name}"]
@@ -113,9 +155,7 @@ def bwrap_command(python: str, mounts: list[tuple[str, str]], scratch_mb: int = 
     cmd += ["--ro-bind", str(INSIDE_DIR), MOUNT_POINT]
     # Where the zygote keeps the still copies of /proc's kernel-wide counters (`osutil`).
     cmd += ["--size", "4194304", "--tmpfs", SNAPSHOTS]
-    for host, inside in mounts:
-        if not inside.startswith("/usr/"):
-            cmd += ["--ro-bind", host, inside]
+    cmd += readable_binds(readable, mounts)
     cmd += ["--remount-ro", "/dev", "--remount-ro", "/"]
     cmd += ["--clearenv"]
     for k, v in SANDBOX_ENV.items():

@@ -118,6 +118,7 @@ class RayVerifier:
         max_attempts: int = 3,
         shared: bool = False,
         isolation: str | None = None,
+        packages: tuple[str, ...] | None = None,
         warn=None,
         **limits: Any,
     ) -> None:
@@ -128,8 +129,9 @@ class RayVerifier:
         self.shared = shared
         self.limits = Limits(timeout_s, memory_mb, **limits)
         self.settings = dict(
-            timeout_s=timeout_s, memory_mb=memory_mb, isolation=isolation_mode(isolation), **limits
-        )
+            timeout_s=timeout_s, memory_mb=memory_mb, isolation=isolation_mode(isolation),
+            packages=packages, **limits,
+        )  # fmt: skip
         self.in_flight, self.chunk_rows, self.max_attempts = in_flight, chunk_rows, max_attempts
         self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._actors: list[_Actor] = []

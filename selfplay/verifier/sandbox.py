@@ -28,9 +28,11 @@ from selfplay.verifier.bwrap import (
     bwrap_command,
     python_roots,
     root_mounts,
+    sandbox_readable,
     sandbox_sys_path,
 )
 from selfplay.verifier.inside.rowprocs import REPLY, USAGE
+from selfplay.verifier.readable import DEFAULT_PACKAGES, Readable
 
 # argv: [paths (JSON), package name, config (JSON)]
 _BOOT = (
@@ -102,6 +104,8 @@ class Worker:
     preload: tuple[str, ...] = ()
     cgroup: object | None = None
     scratch_mb: int = 128
+    # What rows may read (`readable.readable`); None in the degraded mode, which reads the host.
+    readable: Readable | None = None
     # Passed to the zygote as they are (`seccomp_notify: False`: what a kernel before 5.0
     # does, without the filter's listener).
     zygote_options: dict = field(default_factory=dict)
@@ -137,7 +141,8 @@ class Worker:
         config.update(self.zygote_options)
         if self.use_bwrap:
             mounts = root_mounts()
-            prefix, env = bwrap_command(python, mounts, self.scratch_mb), {}
+            readable = self.readable or sandbox_readable(DEFAULT_PACKAGES)
+            prefix, env = bwrap_command(python, mounts, readable, self.scratch_mb), {}
             root, package = os.path.dirname(MOUNT_POINT), os.path.basename(MOUNT_POINT)
             paths = [root, *sandbox_sys_path(mounts)]
         else:

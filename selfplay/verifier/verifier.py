@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import queue
+import re
 import sys
 import threading
 import weakref
@@ -12,9 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from selfplay.verifier import cgroups
-from selfplay.verifier.bwrap import probe_bwrap
+from selfplay.verifier.bwrap import probe_bwrap, sandbox_readable
 from selfplay.verifier.inside.rowprocs import ROLES, USAGE
 from selfplay.verifier.inside.signals import valid
+from selfplay.verifier.readable import DEFAULT_PACKAGES, Readable, default_packages
 from selfplay.verifier.records import STATUSES, InvalidRow, IOTest, Row, Verdict, invalid, parse_row
 from selfplay.verifier.sandbox import IsolationUnavailable, Worker, isolation_mode, refusal
 
@@ -65,6 +68,7 @@ class Verifier:
         result_items: int = 50_000_000,
         isolation: str | None = None,
         preload: Iterable[str] = (),
+        packages: Iterable[str] | None = None,
         warn=None,
     ):
         self.limits = Limits(
@@ -75,6 +79,10 @@ class Verifier:
         self.n_workers = max(1, workers or os.cpu_count() or 1)
         self.mode = isolation_mode(isolation)
         self.preload = tuple(preload)
+        # What a program may import beyond the standard library: in the sandbox, nothing else
+        # of the host's files is there to read (`readable`).
+        self.packages = default_packages() if packages is None else tuple(packages)
+        self.readable: Readable | None = None
         self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self._tasks: queue.Queue = queue.Queue()
         self._threads: list[threading.Thread] = []
@@ -105,6 +113,14 @@ class Verifier:
                 reason = probe_bwrap()
                 if reason:
                     raise IsolationUnavailable(refusal(reason))
+                self.readable = sandbox_readable(self.packages)
+                # Every page a row can read is in memory before the first row runs.
+                self.readable.warm()
+                # The defaults need not all be installed (pytest is a test dependency).
+                absent = [p for p in self.readable.missing if p not in DEFAULT_PACKAGES]
+                if absent:
+                    self._warn(f"selfplay: programs cannot import {', '.join(absent)}: "
+                               "not installed here")  # fmt: skip
             else:
                 self._warn(
                     "selfplay: WARNING: isolation 'none' was asked for: untrusted code runs "
@@ -120,7 +136,9 @@ class Verifier:
                 if group is not None:
                     self._groups.append(group)
                 scratch_mb = self.limits.file_mb + 16
-                self._workers.append(Worker(sandboxed, self.preload, group, scratch_mb))
+                self._workers.append(
+                    Worker(sandboxed, self.preload, group, scratch_mb, self.readable)
+                )
             # Each worker is started by the thread that serves it: bubblewrap's
             # --die-with-parent follows the thread that spawned it, not the process.
             ready = []
@@ -198,6 +216,8 @@ class Verifier:
         64 per worker: rows wait in order behind the oldest one still running, and a row that
         runs into its time limit should not leave the other workers idle)."""
         self.start()
+        if self.readable is not None:
+            self.readable.keep_warm()
         window = window or self.n_workers * 64
         done: queue.Queue = queue.Queue()
         results: dict[int, Verdict] = {}
@@ -270,6 +290,8 @@ class Verifier:
                     cgroups.set_memory(worker.cgroup, 2 * want * 1024 * 1024 + _CGROUP_OVERHEAD)
                     memory_now = want
                 verdict = _to_verdict(row, worker.grade(request), self.mode)
+                if self.readable is not None and "No module named" in verdict.detail:
+                    verdict.detail = _import_hint(verdict.detail, self.packages)
             except IsolationUnavailable as e:  # a replacement worker without the sandbox
                 verdict = Verdict(
                     row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
@@ -280,6 +302,16 @@ class Verifier:
                     row.id, False, "error", 0, len(row.tests), 0.0, f"verifier error: {e}"
                 )
             done.put((index, verdict))
+
+
+def _import_hint(detail: str, packages: tuple[str, ...]) -> str:
+    """Say why a module installed here is missing in the sandbox, and how to add it."""
+    m = re.search(r"No module named '([\w]+)", detail)
+    if m is None or importlib.util.find_spec(m.group(1)) is None:
+        return detail
+    return (f"{detail} ({m.group(1)} is installed here but not in the sandbox, which has the "
+            f"standard library and {', '.join(packages) or 'no package'}: add it to "
+            "verifier.packages or $SELFPLAY_PACKAGES)")  # fmt: skip
 
 
 def _to_verdict(row: Row, raw: dict, mode: str) -> Verdict:

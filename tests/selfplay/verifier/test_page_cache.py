@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import ast
 import os
-import site
-from pathlib import Path
 
 from selfplay.rewards import compute_score_batch, grade_responses
 from selfplay.verifier import Verifier
 from selfplay.verifier.bwrap import root_mounts, to_sandbox_path
+from selfplay.verifier.readable import default_packages, readable
 
 QUERIES = r"""
 import ctypes, mmap, os
@@ -188,19 +187,12 @@ def mean_absolute_deviation(numbers):
 
 
 def _data_file() -> str:
-    """The sandbox's path of the installation's largest data file (no shared library: one a
-    process maps cannot have its pages dropped); the bundled model's parts are such files."""
-    files = [
-        p
-        for root in site.getsitepackages()
-        for p in Path(root).glob("*/*/*")
-        if p.is_file() and ".so" not in p.name and p.stat().st_size >= 40 << 20
-    ]
-    assert files, "no data file of 40 MB or more in site-packages"
-    host = str(max(files, key=lambda p: (p.stat().st_size, str(p))).resolve())
-    inside = to_sandbox_path(host, root_mounts())
-    assert inside is not None
-    return inside
+    """The sandbox's path of the largest file a row may read (numpy's BLAS library, 20 MB or
+    more: room for the relay's 72 pages 256 KiB apart)."""
+    files = list(readable(default_packages()).files())
+    host = max(files, key=lambda p: (os.path.getsize(p), p))
+    assert os.path.getsize(host) >= 72 << 18, host
+    return to_sandbox_path(os.path.realpath(host), root_mounts()) or os.path.realpath(host)
 
 
 def test_a_row_cannot_query_or_drop_the_page_cache_and_still_reads_files(one_worker):
