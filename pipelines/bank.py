@@ -55,6 +55,14 @@ def import_(
     near_dup_threshold: Annotated[
         float, typer.Option(help="Cosine similarity that triggers the behaviour check.")
     ] = 0.85,
+    strengthen: Annotated[
+        bool,
+        typer.Option(
+            "--strengthen",
+            help="Add tests to codegen tasks until the reference's mutants and degenerate "
+            "answers fail (as `selfplay bank strengthen`), before the degenerate-answer probe.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Verify, deduplicate and decontaminate tasks from SOURCE, then add them to the bank."""
@@ -64,7 +72,9 @@ def import_(
     from task_bank.importers import SourceError, read_source
 
     try:
-        config = AdmissionConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
+        config = AdmissionConfig(
+            near_dup_threshold=near_dup_threshold, timeout_s=timeout, strengthen=strengthen
+        )
     except ValidationError as e:
         raise _fail(f"invalid option {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}.") from None
     try:

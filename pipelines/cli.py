@@ -21,6 +21,7 @@ from pipelines import (
     run,
     serve,
     serve_rewards,
+    strengthen,
     train,
     verify,
 )
@@ -63,6 +64,7 @@ app.command(name="run")(run.run)
 app.command(name="train")(train.train)
 app.command(name="loop")(loop.loop)
 bank.app.command(name="rejections")(rejections.rejections)
+bank.app.command(name="strengthen")(strengthen.strengthen)
 app.add_typer(bank.app, name="bank")
 app.add_typer(curriculum.app, name="curriculum")
 app.add_typer(models.app, name="models")

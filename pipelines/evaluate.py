@@ -93,6 +93,13 @@ def _finish(report: Any, out: Path, as_json: bool) -> None:
         f"{report.benchmark}: {plural(report.problems, 'problem')} x {plural(report.samples, 'sample')}, "
         f"{report.model}: {scores}; completions in {out}"
     )
+    if report.original is not None:
+        o = report.original
+        typer.echo(
+            f"on the tests the tasks came with: pass@1 = {o['pass@1']:.3f}; "
+            f"{plural(o['fail_only_added_tests'], 'sample')} passed those and failed the "
+            "strengthened ones (`selfplay bank strengthen`)"
+        )
 
 
 def _run(evaluate, backend: Any, workers: int, ray: str | None = None) -> Any:
@@ -100,8 +107,8 @@ def _run(evaluate, backend: Any, workers: int, ray: str | None = None) -> Any:
     `ray`, the engines and the verifier's actors on that cluster."""
     from pipelines.progress import Progress
     from selfplay.backends import BackendError
-    from selfplay.verifier import RayVerifier, Verifier
     from selfplay.verifier.connect import RayUnavailable
+    from selfplay.verifier.factory import make_verifier
 
     bar = Progress()
 
@@ -110,7 +117,7 @@ def _run(evaluate, backend: Any, workers: int, ray: str | None = None) -> Any:
 
     try:
         with ray_session("eval", ray):
-            grader = RayVerifier(ray, workers=workers) if ray else Verifier(workers=workers)
+            grader = make_verifier(workers, ray=ray or None)
             with grader as verifier, bar:
                 return evaluate(verifier, progress)
     except (BackendError, RayUnavailable) as e:

@@ -35,9 +35,13 @@ class EvalReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
     # 95% interval of pass@1 over problems (Wilson with one sample each, else a bootstrap).
     interval: tuple[float, float] | None = None
+    # Where some tasks have strengthened tests (`selfplay bank strengthen`): pass@1 on the
+    # tests the tasks came with, its interval, and the samples that pass those and fail the
+    # added ones (the EvalPlus view: `pass_at_k` is on all of them).
+    original: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "benchmark": self.benchmark,
             "model": self.model,
             "problems": self.problems,
@@ -45,6 +49,9 @@ class EvalReport:
             "pass_at_k": self.pass_at_k,
             "pass@1_interval": list(self.interval) if self.interval else None,
         }
+        if self.original is not None:
+            out["original_tests"] = self.original
+        return out
 
 
 def pass1_interval(correct: list[list[bool]], z: float = 1.96) -> tuple[float, float] | None:
@@ -257,12 +264,32 @@ def evaluate_bank(
                 }
             )
         correct.append(passed)
-    return EvalReport(
-        benchmark,
-        backend.model,
-        len(items),
-        samples,
-        pass_at_k(correct, ks),
-        rows,
+    report = EvalReport(
+        benchmark, backend.model, len(items), samples, pass_at_k(correct, ks), rows,
         pass1_interval(correct),
-    )
+    )  # fmt: skip
+    from selfplay.rewards.ground_truth import GroundTruth
+
+    if any(GroundTruth.parse(label).strengthened for label in labels):
+        report.original = _on_original_tests(flat, labels, verifier, rows, samples)
+    return report
+
+
+def _on_original_tests(flat, labels, verifier, rows, samples) -> dict[str, Any]:
+    """Grade the same completions on the tests the tasks came with; mark each row."""
+    from selfplay.rewards.grade import grade_responses
+    from selfplay.rewards.ground_truth import GroundTruth
+    from selfplay.solver.solver import TRUNCATED
+
+    originals = [GroundTruth.parse(label).original() for label in labels]
+    scores = grade_responses(flat, originals, verifier)
+    for row, s in zip(rows, scores, strict=True):
+        row["passed_original"] = s.score == 1.0 and row["reason"] != TRUNCATED
+    correct = [[r["passed_original"] for r in rows[i : i + samples]]
+               for i in range(0, len(rows), samples)]  # fmt: skip
+    return {
+        "pass@1": pass_at_k(correct, (1,))["pass@1"],
+        "pass@1_interval": list(pass1_interval(correct) or []) or None,
+        "fail_only_added_tests": sum(r["passed_original"] and not r["passed"] for r in rows),
+        "pass_only_added_tests": sum(r["passed"] and not r["passed_original"] for r in rows),
+    }

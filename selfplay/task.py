@@ -43,6 +43,14 @@ class Task:
     verified_at: float | None = None
     deterministic: bool | None = None
     contaminated: str | None = None
+    # Tests added after admission, kept apart from `tests` (which stay as the task came):
+    # {"tests": [...], "provenance": {...}} (`selfplay.strengthen`).
+    strengthened: dict[str, Any] | None = None
+
+    @property
+    def all_tests(self) -> list[str | dict[str, str]]:
+        """What grading uses: the task's tests, then the strengthened ones."""
+        return [*self.tests, *((self.strengthened or {}).get("tests") or [])]
 
     def to_row(self) -> dict[str, Any]:
         """The task in the import/export row format."""

@@ -217,6 +217,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE proposals ADD COLUMN reward REAL;
     """,
+    # 12: tests added to a task after it was admitted (`selfplay bank strengthen`), beside
+    # the ones it came with, which stay as they were: {"tests": [...], "provenance": {...}};
+    # and how much a codegen proposal's own tests catch that synthesised inputs would not
+    # (`selfplay.strengthen.discrimination`), the proposer's test-writing reward.
+    """
+    ALTER TABLE tasks ADD COLUMN strengthened TEXT;
+    ALTER TABLE proposals ADD COLUMN discrimination REAL;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

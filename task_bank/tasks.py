@@ -32,7 +32,8 @@ class Rejection:
 
 _TASK_COLUMNS = (
     "id, kind, prompt, program, entry_point, tests, examples, tags, metadata, source, "
-    "parent_ids, proposer, round_id, created_at, verified_at, deterministic, contaminated"
+    "parent_ids, proposer, round_id, created_at, verified_at, deterministic, contaminated, "
+    "strengthened"
 )
 
 
@@ -55,6 +56,7 @@ def _task_from_row(r: tuple) -> Task:
         verified_at=r[14],
         deterministic=None if r[15] is None else bool(r[15]),
         contaminated=r[16],
+        strengthened=None if r[17] is None else json.loads(r[17]),
     )
 
 
@@ -106,6 +108,7 @@ class TaskTables:
                 t.verified_at,
                 None if t.deterministic is None else int(t.deterministic),
                 t.contaminated,
+                None if t.strengthened is None else json.dumps(t.strengthened),
                 content_hashes[i] if content_hashes else t.content_hash(),
                 ast_hashes[i],
                 dedup_keys[i],
@@ -118,7 +121,7 @@ class TaskTables:
             before = c.execute("SELECT COALESCE(MAX(key), 0) FROM tasks").fetchone()[0]
             c.executemany(
                 f"INSERT INTO tasks ({_TASK_COLUMNS}, content_hash, ast_hash, dedup_key) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
                 rows,
             )
@@ -183,6 +186,17 @@ class TaskTables:
         if not include_contaminated:
             clauses.append("contaminated IS NULL")
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    def set_strengthened(self, records: dict[str, dict[str, Any]]) -> int:
+        """Record tests added to tasks after admission ({task id: {"tests", "provenance"}});
+        a task's own tests are never touched. The number of tasks updated."""
+        with self._write() as c:
+            before = c.total_changes
+            c.executemany(
+                "UPDATE tasks SET strengthened = ? WHERE id = ?",
+                [(json.dumps(r), task_id) for task_id, r in records.items()],
+            )
+            return c.total_changes - before
 
     def tasks_by_key(self, keys: Iterable[int]) -> dict[int, Task]:
         keys = list(keys)

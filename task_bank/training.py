@@ -51,6 +51,9 @@ class Proposal:
     # The learnability of the task it became, once the round's attempts measured it; None
     # before, and for a proposal that was not admitted (its reward is 0 when trained on).
     reward: float | None = None
+    # codegen: the share of the reference's wrong mutants only its own tests catch
+    # (`selfplay.strengthen.discrimination`); None for other kinds and before it is measured.
+    discrimination: float | None = None
 
 
 _MODEL_COLUMNS = (
@@ -210,13 +213,23 @@ class TrainingRecords:
         """The proposals of one round, or of all rounds, in the order they were written."""
         where, args = ("WHERE round_id = ?", (round_id,)) if round_id is not None else ("", ())
         rows = self.conn.execute(
-            "SELECT round_id, kind, item, prompt, completion, outcome, task_id, proposer, reward "
+            "SELECT round_id, kind, item, prompt, completion, outcome, task_id, proposer, reward, "
+            "discrimination "
             f"FROM proposals {where} ORDER BY round_id, kind, item",
             args,
         )
         return [
-            Proposal(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8]) for r in rows
+            Proposal(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
+            for r in rows
         ]
+
+    def set_proposal_discrimination(self, round_id: int, scores: dict[str, float]) -> None:
+        """Store how much each codegen proposal's own tests catch (task id -> score)."""
+        with self._write() as c:
+            c.executemany(
+                "UPDATE proposals SET discrimination = ? WHERE round_id = ? AND task_id = ?",
+                [(s, round_id, tid) for tid, s in scores.items()],
+            )
 
     def set_proposal_rewards(self, round_id: int, rewards: dict[str, float]) -> None:
         """Store the reward of each proposal of `round_id` that became a task in `rewards`."""

@@ -54,6 +54,11 @@ class AdmissionConfig(BaseModel):
     proposal_examples: int = Field(
         5, ge=2, description="a proposal's calls that returned, kept as its examples"
     )
+    strengthen: bool = Field(
+        False,
+        description="add tests to codegen tasks that fail the reference's mutants and the "
+        "degenerate answers their own tests let through, before the probe",
+    )
     probe_degenerate: bool = Field(
         True, description="turn away codegen tasks whose tests pass a degenerate answer"
     )
@@ -140,6 +145,8 @@ class Admission:
             cand.second = verdict
             cand.reason = runs.same_again(cand, verdict)
         live = step(lambda x: runs.finish(x, x.second is not None), live)
+        if c.strengthen:
+            self._strengthen(live, progress)
         if c.probe_degenerate:
             live = self._probe(live, progress)
         admitted = self._write(batch, live, report)
@@ -151,6 +158,23 @@ class Admission:
                 report.outcomes[cand.item] = cand.reason.name
         report.admitted_ids = [t.id for t in admitted]
         return report
+
+    def _strengthen(self, live: list[Candidate], progress: Progress) -> None:
+        """New tests for each codegen import (`selfplay.strengthen`), recorded beside its
+        own; the probe then runs on both, so a task whose own tests an empty array passes is
+        admitted where the added ones fail it."""
+        from selfplay.strengthen.bank import record
+        from selfplay.strengthen.strengthen import strengthen
+
+        todo = [
+            x for x in live if x.task is not None and not x.proposed and x.task.kind == "codegen"
+        ]
+        for done, cand in enumerate(todo, 1):
+            progress("strengthen", done - 1, len(todo))
+            result = strengthen(cand.task, self.verifier)
+            if result.tests:
+                cand.task.strengthened = record(result, by="bank import --strengthen")
+        progress("strengthen", len(todo), len(todo))
 
     def _probe(self, live: list[Candidate], progress: Progress) -> list[Candidate]:
         """Every probe of every codegen candidate in one batch of rows (`degenerate`)."""

@@ -70,7 +70,7 @@ def rows(c: Candidate, tag: str, timeout_s: float | None) -> list[dict[str, Any]
     out = []
     for name in PROBES:
         row: dict[str, Any] = {"id": f"{tag}:{name}", "program": program(name, c.task.entry_point),
-                               "tests": c.task.tests, "calls": []}  # fmt: skip
+                               "tests": c.task.all_tests, "calls": []}  # fmt: skip
         if timeout_s:
             row["timeout_s"] = timeout_s
         out.append(row)

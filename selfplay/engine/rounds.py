@@ -361,7 +361,20 @@ class SelfPlay:
         self.bank.set_proposal_rewards(
             round_id, {tid: r["learnability"] for tid, r in rewards.items()}
         )
-        self._commit(round_id, "rewards", {"form": form, "proposer": rewards, "solver": rates})
+        tests = self._discrimination(round_id)
+        self._commit(round_id, "rewards", {"form": form, "proposer": rewards, "solver": rates,
+                                           "test_discrimination": tests})  # fmt: skip
+
+    def _discrimination(self, round_id: int) -> dict[str, Any]:
+        """How much each new codegen task's own tests (the proposer's) catch that inputs
+        synthesised from its program would not; stored per proposal."""
+        from selfplay.strengthen.discrimination import discrimination
+
+        new = [t for t in map(self.bank.get, self._new_ids(round_id))
+               if t is not None and t.kind == "codegen"]  # fmt: skip
+        found = discrimination(new, self.verifier) if new else {}
+        self.bank.set_proposal_discrimination(round_id, {k: d.score for k, d in found.items()})
+        return {k: d.to_dict() for k, d in found.items()}
 
 
 def _add_reports(before: dict[str, Any] | None, wave: dict[str, Any]) -> dict[str, Any]:

@@ -133,7 +133,8 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
 
     A row is what training the proposer needs besides the prompt: the task (id, kind, the
     reference tasks it was shown, the model that wrote it), the round, the solver's attempts
-    and pass rate, and the learnability reward in the form the round used.
+    and pass rate, the learnability reward in the form the round used, and for codegen the
+    discrimination of its own tests (`selfplay.strengthen.discrimination`).
     """
     rows = []
     for rid, step in bank.journal("round").everywhere("rewards"):
@@ -153,6 +154,10 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
                     "pass_rate": r["pass_rate"],
                     "learnability": r["learnability"],
                     "form": step["form"],
+                    # codegen: the share of wrong mutants only its own tests catch
+                    "test_discrimination": (step.get("test_discrimination") or {})
+                    .get(task_id, {})
+                    .get("score"),
                 }
             )
     return sorted(rows, key=lambda r: (r["round"], r["task_id"]))

@@ -31,6 +31,44 @@ def _degenerate(items: list[Any], rejected: dict[str, int]) -> str:
     )
 
 
+def _strengthened(items: list[Any]) -> str:
+    """Per source: tasks whose tests `selfplay bank strengthen` added to, the tests added and
+    the mutation score of the task's own tests and of all of them (mutants of the reference
+    that some test fails, over those that change its output on some input)."""
+    rows: dict[str, list[int]] = {}
+    for item in items:
+        record = item.task.strengthened
+        if item.task.kind != "codegen":
+            continue
+        row = rows.setdefault(item.task.source, [0, 0, 0, 0, 0, 0])
+        row[0] += 1
+        if record:
+            p = record.get("provenance", {})
+            row[1] += 1
+            row[2] += len(record.get("tests", []))
+            row[3] += p.get("mutants", 0)
+            row[4] += p.get("killed_before", 0)
+            row[5] += p.get("killed_after", 0)
+    if not any(r[1] for r in rows.values()):
+        return ""
+
+    def score(killed: int, mutants: int) -> str:
+        return f"{killed / mutants:.2f}" if mutants else "-"
+
+    table = _table(
+        ("source", "codegen tasks", "strengthened", "tests added", "score before", "after"),
+        [(src, r[0], r[1], r[2], score(r[4], r[3]), score(r[5], r[3]))
+         for src, r in sorted(rows.items())],
+    )  # fmt: skip
+    return (
+        "\n\nTests added to codegen tasks after admission (`selfplay bank strengthen`), kept "
+        "only where they fail a mutant of the reference or a degenerate answer the task's own "
+        "tests let through; the labels grade on both (`strengthened` counts the added ones, "
+        "at the end of `tests`). Mutation score: the share of wrong mutants some test "
+        f"fails.\n\n{table}"
+    )
+
+
 def _provenance(bank_summary: dict[str, Any]) -> str:
     rounds = bank_summary.get("rounds", {})
     attempts = bank_summary.get("attempts", {})
@@ -284,6 +322,7 @@ def render(
             else " (left out)."
         )
         + _degenerate(items, rejected)
+        + _strengthened(items)
         + "\n\nLeft out of this export:\n\n"
         + (_table(("reason", "tasks"), sorted(excluded.items())) if excluded else "nothing"),
         "## Columns",

@@ -35,7 +35,9 @@ class Codegen(Kind):
     def ground_truth(self, task: Task) -> dict[str, Any]:
         if not task.tests:
             raise ValueError("a codegen task needs tests")
-        fields = {"entry_point": task.entry_point, "tests": list(task.tests)}
+        fields = {"entry_point": task.entry_point, "tests": list(task.all_tests)}
+        if added := len(task.all_tests) - len(task.tests):
+            fields["strengthened"] = added  # `selfplay bank strengthen`'s, after the task's own
         if (task.metadata or {}).get("degenerate_passes"):
             fields["degenerate_ok"] = True  # admission's probe: the answer is honestly []
         return fields

@@ -11,7 +11,7 @@ tests or examples passed), so the reward function needs no flag of its own.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from selfplay import kinds
@@ -41,6 +41,16 @@ class GroundTruth:
     # codegen: the task's own reference returns a degenerate value (None, [], NaN...) on every
     # call admission made, so a pass that returned only such values is honest here.
     degenerate_ok: bool = False
+    # codegen: how many of `tests`, at the end, were added after admission (`selfplay bank
+    # strengthen`); `original()` grades on the tests the task came with.
+    strengthened: int = 0
+
+    def original(self) -> GroundTruth:
+        """This label with only the tests the task came with."""
+        if not self.strengthened:
+            return self
+        return replace(self, tests=self.tests[: len(self.tests) - self.strengthened],
+                       strengthened=0)  # fmt: skip
 
     @classmethod
     def from_task(cls, task: Task, reward: str = "binary") -> GroundTruth:
@@ -69,6 +79,8 @@ class GroundTruth:
             out["reward"] = self.reward
         if self.degenerate_ok:
             out["degenerate_ok"] = True
+        if self.strengthened:
+            out["strengthened"] = self.strengthened
         return out
 
     def to_json(self) -> str:
@@ -110,10 +122,13 @@ class GroundTruth:
                 timeout_s=value.get("timeout_s"),
                 reward=reward,
                 degenerate_ok=value.get("degenerate_ok") is True,
+                strengthened=int(value.get("strengthened") or 0),
             )
         except (TypeError, ValueError):
             raise InvalidGroundTruth("the ground truth has a field of the wrong type") from None
         for name in kind.required:
             if not getattr(gt, name):
                 raise InvalidGroundTruth(f"a {kind.name} ground truth needs '{name}'")
+        if not 0 <= gt.strengthened < max(len(gt.tests), 1):
+            raise InvalidGroundTruth("the ground truth's 'strengthened' leaves no original test")
         return gt

@@ -12,11 +12,11 @@ or repeated). Nothing here runs: the reference answers them in the sandbox.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
-def variants(args: str, limit: int = 12) -> list[str]:
+def variants(args: str, limit: int = 24) -> list[str]:
     """Up to `limit` distinct argument lists near `args` (a Python literal argument list,
     `1, [2, 3]`), one value changed in each, in a fixed order; [] if `args` is no literal."""
     try:
@@ -48,7 +48,7 @@ def _near(value: Any) -> Iterator[Any]:
     if isinstance(value, bool):
         yield not value
     elif isinstance(value, int):
-        yield from (value + 1, value - 1, -value, 2 * value, 0)
+        yield from (value + 1, value - 1, -value, 2 * value, 0, 2 * value + 1)
     elif isinstance(value, float):
         yield from (value * 2, value / 2, -value, 0.0)
     elif isinstance(value, str):
@@ -76,3 +76,70 @@ def _near(value: Any) -> Iterator[Any]:
     elif isinstance(value, dict) and value:
         first = next(iter(value))
         yield {k: v for k, v in value.items() if k != first}
+
+
+def domain(given: list[str]) -> Callable[[str], bool]:
+    """What the task's own arguments always are, as a test on new ones: per argument, a sign
+    (never negative, never zero), never empty, sorted, elements never negative; and, with two
+    or more given argument lists, an order between two numeric arguments (`lo <= hi`). Only
+    what holds for every given list counts (as Daikon infers invariants from runs): a
+    variant outside them may be outside what the task means, where the reference's answer
+    is an accident another correct solution need not share."""
+    rows = [r for r in map(_values, given) if r is not None]
+    if not rows or len({len(r) for r in rows}) != 1:
+        return lambda args: True
+    width = len(rows[0])
+    facts = [(i, name) for i in range(width) for name, fact in _FACTS.items()
+             if all(fact(r[i]) is True for r in rows)]  # fmt: skip
+    pairs = []
+    if len(rows) >= 2:
+        for i in range(width):
+            for j in range(width):
+                if i != j and all(_number(r[i]) and _number(r[j]) and r[i] <= r[j] for r in rows):
+                    pairs.append((i, j))
+
+    def inside(args: str) -> bool:
+        values = _values(args)
+        if values is None or len(values) != width:
+            return False
+        if any(_FACTS[name](values[i]) is False for i, name in facts):
+            return False
+        return all(values[i] <= values[j] for i, j in pairs)
+
+    return inside
+
+
+def _values(args: str) -> list[Any] | None:
+    try:
+        return list(ast.literal_eval(f"({args},)"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _sorted(v: Any) -> bool | None:
+    if not isinstance(v, list | tuple | str) or len(v) < 2:
+        return None
+    try:
+        return all(a <= b for a, b in zip(v, v[1:], strict=False))
+    except TypeError:
+        return None
+
+
+# Each fact says True or False of a value, or None where it does not apply (a sign of a
+# string): a fact counts where every given value says True, and a variant breaks it by
+# saying False.
+_FACTS: dict[str, Callable[[Any], bool | None]] = {
+    "non_negative": lambda v: v >= 0 if _number(v) else None,
+    "positive": lambda v: v > 0 if _number(v) else None,
+    "non_empty": lambda v: len(v) > 0 if isinstance(v, str | list | tuple | dict) else None,
+    "sorted": _sorted,
+    "elements_non_negative": lambda v: (
+        all(x >= 0 for x in v)
+        if isinstance(v, list | tuple) and v and all(map(_number, v))
+        else None
+    ),
+}

@@ -22,10 +22,12 @@ For a codegen task with an entry point:
 The result says how many wrong mutants there were and how many the original and the
 strengthened tests kill (the mutation score before and after).
 
-Open, and why this is not yet wired to a command: even a near variant can leave what a task
-means (a range's low end stepped above its high end), where the reference's answer is an
-accident another correct solution need not share. Checking kept tests against other correct
-solutions where the bank has them (passing attempts of the task) is the next step.
+A near variant can still leave what a task means (a range's low end stepped above its high
+end), where the reference's answer is an accident another correct solution need not share.
+Variants are kept only inside what the task's own arguments always are
+(`selfplay.strengthen.inputs.domain`: signs, non-empty, sorted, `lo <= hi` across two or
+more given calls); what a task's arguments never show (a precondition in prose) stays a risk,
+reported by `selfplay eval` as the tasks whose original and strengthened verdicts differ.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import Any
 from selfplay.admission.examples import inputs_from_tests, is_literal
 from selfplay.admission.runs import test_of
 from selfplay.proposer.synthesis import synthesize
-from selfplay.strengthen.inputs import variants
+from selfplay.strengthen.inputs import domain, variants
 from selfplay.strengthen.mutants import degenerate, mutants
 
 MAX_OUTPUT_CHARS = 1000
@@ -76,7 +78,9 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
     given = inputs_from_tests(task.tests, entry, 50)
     # Near the task's own arguments first (they stay in its domain); synthesised from the
     # reference's parameters only where its tests call it with no literal arguments.
-    near = [v for group in zip_longest(*map(variants, given)) for v in group if v is not None]
+    inside = domain(given)
+    near = [v for group in zip_longest(*map(variants, given)) for v in group
+            if v is not None and inside(v)]  # fmt: skip
     inputs = list(dict.fromkeys([*given, *near]))[: len(given) + synthesized]
     if not given:
         inputs = synthesize(task.program, entry, limit=synthesized)
@@ -117,7 +121,7 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
                 if d:
                     killers[j].add(i)
     chosen = _cover(killers, survivors, per_task)
-    tests = [test_of(entry, kept[j], expected[kept[j]]) for j in chosen]
+    tests = [_test(entry, kept[j], expected[kept[j]]) for j in chosen]
     # The reference passes every kept test: checked, not assumed.
     if tests:
         (check,) = verifier.grade([{"id": "check", "program": task.program, "tests": tests}])
@@ -129,6 +133,19 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
     if not tests:
         out.reason = "nothing_to_kill" if not survivors else "no_discriminating_input"
     return out
+
+
+def _test(entry: str, args: str, output: str) -> str:
+    """`assert f(args) == output`; for a float, equal to 1e-6 relative (a correct solution
+    that sums in another order differs in the last digits, and must not fail here)."""
+    try:
+        value = ast.literal_eval(output)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = None
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return (f"import math\nassert math.isclose({entry}({args}), {output}, rel_tol=1e-6, "
+                "abs_tol=1e-9)")  # fmt: skip
+    return test_of(entry, args, output)
 
 
 def _outputs(verdict: Any, calls: list[str]) -> list[str | None]:

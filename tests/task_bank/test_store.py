@@ -213,6 +213,7 @@ def test_steps_of_rounds_live_in_the_journal_and_old_meta_keys_migrate(tmp_path)
             bank.conn.execute(f"DROP TABLE {table}")
         bank.conn.execute("DROP INDEX attempts_solver_time")
         bank.conn.execute("ALTER TABLE attempts DROP COLUMN isolation")  # version 7's
+        bank.conn.execute("ALTER TABLE tasks DROP COLUMN strengthened")  # version 12's
         # version 9's (version 6 keeps a graph table that is already there)
         bank.conn.execute(
             "ALTER TABLE curriculum_nodes RENAME COLUMN expected_variance TO learnability"
