@@ -25,6 +25,7 @@ from selfplay.admission import Admission, AdmissionConfig, AdmissionReport, impo
 from selfplay.backends.base import Backend, engine_name
 from selfplay.backends.models import model_label
 from selfplay.config import RunConfig
+from selfplay.engine.seeds import step_seed
 from selfplay.engine.summary import RoundSummary, summarize, write_metrics
 from selfplay.proposer.proposer import SOURCE, Proposer
 from selfplay.solver.solver import Solver
@@ -207,15 +208,15 @@ class SelfPlay:
 
     # ---- steps ----------------------------------------------------------------------
 
-    def _solver(self, round_id: int, offset: int) -> Solver:
-        """This round's solver, sampling with its own seed for the step at `offset`."""
+    def _solver(self, round_id: int, step: str) -> Solver:
+        """This round's solver, sampling with its own seed for `step`."""
         c = self.config
         return Solver(
             self.backend,
             self.verifier,
             c.solver,
             name=self.solver_name,
-            seed=c.seed + 1000 * round_id + offset,
+            seed=step_seed(c.seed, "round", round_id, step),
             progress=self.progress,
         )
 
@@ -230,7 +231,7 @@ class SelfPlay:
         if size is None:
             self.backend.load()  # `auto` knows its engine once loaded; the probe loads it anyway
             size = PROBE_VLLM if engine_name(self.backend) == "vllm" else PROBE_DEFAULT
-        rng = np.random.default_rng(c.seed + 7919 * round_id + 31)
+        rng = np.random.default_rng(step_seed(c.seed, "round", round_id, "probe.pick"))
         picked: list[str] = []
         for kind in kinds:
             stats = self._stats(round_id, kind)
@@ -240,7 +241,7 @@ class SelfPlay:
         tasks = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         if not tasks:
             return  # nothing to probe: no step to record (a resumed round looks again)
-        report = self._solver(round_id, 400).attempt(tasks, round_id=round_id, step=round_id)
+        report = self._solver(round_id, "probe").attempt(tasks, round_id=round_id, step=round_id)
         self.bank.add_attempts(report.attempts)
         self._commit(
             round_id, "probe", {"tasks": [t.id for t in tasks], "statuses": dict(report.statuses)}
@@ -277,16 +278,15 @@ class SelfPlay:
         c = self.config
         requests = {}
         for kind in kinds:
-            n = c.kinds.index(kind)
             stats = self._stats(round_id, kind)
-            seed = c.seed + 7919 * round_id + n + 131 * wave
+            seed = step_seed(c.seed, "round", round_id, f"propose.{kind}.pick", wave)
             picked = self._select(stats, c.proposer.references, seed, self._references)
             requests[kind] = [t for t in (self.bank.get(i) for i in picked) if t is not None]
         proposer = Proposer(
             self.backend,
             self.admission,
             c.proposer,
-            seed=c.seed + 1000 * round_id + 100 * tries + wave,
+            seed=step_seed(c.seed, "round", round_id, "propose", tries, wave),
             progress=self.progress,
         )
         gen0 = self.backend.stats.seconds
@@ -316,10 +316,12 @@ class SelfPlay:
             stats = self._stats(round_id)
             stats = stats[~stats.index.isin(new + probed)]
             stats.attrs["step"] = round_id
-            picked = self._select(stats, c.solver.tasks, c.seed + 7919 * round_id + 97)
+            picked = self._select(
+                stats, c.solver.tasks, step_seed(c.seed, "round", round_id, "solve.pick")
+            )
             plan = {"tasks": new + [i for i in picked if i not in new]}
             self._commit(round_id, "solve.plan", plan)
-        solver = self._solver(round_id, 500)
+        solver = self._solver(round_id, "solve")
         attempted = self.bank.attempted_task_ids(round_id, solver.name)
         todo = [i for i in plan["tasks"] if i not in attempted]
         tasks = [t for t in (self.bank.get(i) for i in todo) if t is not None]
