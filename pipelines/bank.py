@@ -163,12 +163,13 @@ def _admit_into(bank, workers: int, timeout: float, config, as_json: bool, admit
     """Open the bank and a verifier, run `admit(admission)`, print its report; a bank or
     sandbox problem is one sentence."""
     from selfplay.admission import Admission
-    from selfplay.verifier import IsolationUnavailable, Verifier
+    from selfplay.verifier import IsolationUnavailable
+    from selfplay.verifier.factory import make_verifier
     from task_bank.store import BankError
 
     store = _open(bank, create=True)
     try:
-        with Verifier(workers, timeout) as verifier:
+        with make_verifier(workers, timeout) as verifier:
             report = admit(Admission(store, verifier, config))
     except (BankError, IsolationUnavailable) as e:
         raise _fail(f"{e}.") from None

@@ -173,6 +173,12 @@ class TrainConfig(BaseModel):
         "or the solver's gain on the probe set after training on its round's tasks)",
     )
     verifier_workers: int = Field(2, ge=1, description="sandboxed workers grading rollouts")
+    verifier_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        description="GRPO: wall-clock limit per program run when grading rollouts",
+    )
     generation_backend: Literal["auto", "transformers", "vllm"] = Field(
         "auto",
         description="engine of generation outside the trainer (GRPO's warm-up, ei's samples): 'auto' = vllm "

@@ -118,7 +118,7 @@ def iterate(bank: Bank, config: TrainConfig, out: Path, *, base: str, model_id: 
     trained; the iterations; data for the model record)."""
     from curricula import make_scheduler
     from selfplay.training.trainer import _callback
-    from selfplay.verifier import Verifier
+    from selfplay.verifier.factory import make_verifier
 
     e = config.ei
     items = solver_items(bank, config, exclude)
@@ -133,7 +133,7 @@ def iterate(bank: Bank, config: TrainConfig, out: Path, *, base: str, model_id: 
             shutil.rmtree(old, ignore_errors=True)
     done: list[Iteration] = []
     model, engine = base, None
-    with Verifier(workers=config.verifier_workers) as verifier:
+    with make_verifier(config.verifier_workers) as verifier:
         for i in range(1, e.iterations + 1):
             here = work / f"iter-{i}"
             record = _finished(here)

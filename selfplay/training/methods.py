@@ -121,7 +121,7 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda, progress) -
     from curricula import make_scheduler
     from selfplay.backends.models import model_label
     from selfplay.training.rollouts import CurriculumSampler, RolloutReward
-    from selfplay.verifier import Verifier
+    from selfplay.verifier.factory import make_verifier
 
     items = data.solver_items(bank, config, exclude)
     rows = data.grpo_rows(bank, items)
@@ -131,7 +131,7 @@ def _grpo(bank, config, base, model_id, common, peft, exclude, cuda, progress) -
     scheduler = make_scheduler(
         config.grpo.scheduler, seed=config.seed, **config.grpo.scheduler_options
     )
-    verifier = Verifier(workers=config.verifier_workers, timeout_s=5.0)
+    verifier = make_verifier(config.verifier_workers, config.verifier_timeout_s)
     warm = _warm_up(bank, config, items, line, verifier, cuda, progress)
     graph = None
     if config.grpo.scheduler != "uniform":
