@@ -26,6 +26,16 @@ def strengthen(
         int, typer.Option("--per-task", help="At most this many new tests a task.", min=1)
     ] = 8,
     limit: Annotated[int | None, typer.Option(help="At most this many tasks.", min=1)] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Also ask this model for edge-case arguments ('bundled', a directory, "
+            "a .gguf file, a Hub id); expected values stay the reference's."
+        ),
+    ] = None,
+    backend: Annotated[
+        str, typer.Option(help="Engine for --model: auto, vllm, transformers, llama-cpp, openai.")
+    ] = "auto",
     workers: Annotated[int, typer.Option(help="Sandboxed verifier workers.", min=1)] = 2,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
@@ -48,8 +58,9 @@ def strengthen(
         bar = Progress()
         try:
             with make_verifier(workers) as verifier, bar:
+                written = _edge_cases(tasks, model, backend, bar) if model else None
                 reports = strengthen_bank(
-                    store, verifier, tasks, per_task=per_task,
+                    store, verifier, tasks, per_task=per_task, written=written, model=model,
                     progress=lambda done, total: bar.update("strengthen", done, total),
                 )  # fmt: skip
         except IsolationUnavailable as e:
@@ -80,3 +91,21 @@ def strengthen(
         )
     stdout.print("Rewards, exports and solver attempts now grade on the added tests too; "
                  "`selfplay eval bank` reports pass@1 on both.")  # fmt: skip
+
+
+def _edge_cases(tasks, model: str, backend: str, bar) -> dict[str, list[str]]:
+    """The model's edge-case arguments per task; a model that cannot load is one sentence."""
+    from pipelines.bank import _fail
+    from selfplay.backends import BackendError
+    from selfplay.config import ModelConfig, RunConfig
+    from selfplay.engine.build import make_run_backend
+    from selfplay.strengthen.edge_cases import edge_cases
+
+    try:
+        # As `selfplay eval` builds it: the backends' factory names a bad engine or model.
+        config = ModelConfig.model_construct(spec=model, backend=backend)
+        engine = make_run_backend(RunConfig.model_construct(model=config))
+        return edge_cases(tasks, engine,
+                          progress=lambda done, total: bar.update("edge cases", done, total))  # fmt: skip
+    except BackendError as e:
+        raise _fail(str(e)) from None

@@ -58,23 +58,27 @@ def strengthen_bank(
     tasks: Iterable[Task],
     *,
     per_task: int = 8,
+    written: dict[str, list[str]] | None = None,
+    model: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, SourceReport]:
-    """Strengthen `tasks` (of `bank`), record the new tests, and report by source."""
+    """Strengthen `tasks` (of `bank`), record the new tests, and report by source;
+    `written`: per task id, argument lists `model` wrote (`edge_cases`)."""
     tasks = list(tasks)
     reports: dict[str, SourceReport] = {}
     records: dict[str, dict[str, Any]] = {}
     for done, task in enumerate(tasks, 1):
         before = task.strengthened or {}
         # Every test it has now is one the new ones must add to.
-        result = strengthen(replace(task, tests=task.all_tests), verifier, per_task=per_task)
+        result = strengthen(replace(task, tests=task.all_tests), verifier, per_task=per_task,
+                            written=(written or {}).get(task.id, []))  # fmt: skip
         if before and not result.tests:
             # Nothing new: the mutation score is the first run's, from the original tests.
             result.killed_before = before["provenance"]["killed_before"]
             result.mutants = before["provenance"]["mutants"]
             result.killed_after = before["provenance"]["killed_after"]
         elif result.tests:
-            records[task.id] = record(result, before)
+            records[task.id] = record(result, before, model=model)
             result.killed_before = records[task.id]["provenance"]["killed_before"]
         reports.setdefault(task.source, SourceReport()).add(result)
         if progress is not None:
@@ -88,7 +92,7 @@ def strengthen_bank(
 
 
 def record(result: Strengthened, before: dict[str, Any] | None = None,
-           by: str = "bank strengthen") -> dict[str, Any]:  # fmt: skip
+           by: str = "bank strengthen", model: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A task's `strengthened` field after `result`: the tests added before it, then its own,
     with the provenance (the mutation score before is the first run's, on the task's own
     tests)."""
@@ -96,7 +100,8 @@ def record(result: Strengthened, before: dict[str, Any] | None = None,
     first = before.get("provenance", {}).get("killed_before", result.killed_before)
     provenance = {"by": f"selfplay {_version()} {by}", "at": time.time(),
                   "inputs": result.inputs, "mutants": result.mutants,
-                  "killed_before": first, "killed_after": result.killed_after}  # fmt: skip
+                  "killed_before": first, "killed_after": result.killed_after,
+                  "edge_cases_by": model}  # fmt: skip
     return {"tests": [*before.get("tests", []), *result.tests], "provenance": provenance}
 
 

@@ -68,8 +68,9 @@ class Strengthened:
 
 
 def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int = 20,
-               mutant_limit: int = 48) -> Strengthened:  # fmt: skip
-    """New discriminating tests for one codegen task (see the module docstring)."""
+               mutant_limit: int = 48, written: list[str] = ()) -> Strengthened:  # fmt: skip
+    """New discriminating tests for one codegen task (see the module docstring); `written`:
+    argument lists a model wrote for it (`edge_cases`), tried besides the others."""
     out = Strengthened(task.id)
     entry = task.entry_point
     if task.kind != "codegen" or not entry or any(not isinstance(t, str) for t in task.tests):
@@ -84,6 +85,7 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
     inputs = list(dict.fromkeys([*given, *near]))[: len(given) + synthesized]
     if not given:
         inputs = synthesize(task.program, entry, limit=synthesized)
+    inputs = list(dict.fromkeys([*inputs, *(w for w in written if inside(w))]))
     if not inputs:
         out.reason = "no_inputs"
         return out

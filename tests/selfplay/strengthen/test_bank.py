@@ -160,3 +160,31 @@ def test_eval_reports_pass_at_1_on_the_original_and_on_the_strengthened_tests(we
     assert report.original["fail_only_added_tests"] == 1
     assert [r["passed_original"] for r in report.rows] == [True, True]
     assert report.to_dict()["original_tests"] == report.original
+
+
+def test_a_models_edge_cases_are_arguments_only_and_the_command_records_the_model(
+    weak_bank, tmp_path
+):
+    from selfplay.backends.scripted import ScriptedBackend
+    from selfplay.strengthen.edge_cases import edge_cases
+
+    with Bank(weak_bank) as bank:
+        (task,) = bank.tasks(kind="codegen")
+    # The prefill opens the first call: the model continues `clamp(`.
+    text = "20, 0, 10)\nclamp(x, 0, 1)\nclamp(-1, 0, 10) == 0\nprint('hi')\n```"
+    backend = ScriptedBackend(script=[text])
+    found = edge_cases([task], backend)
+    assert found == {task.id: ["20, 0, 10", "-1, 0, 10"]}  # literal arguments only
+    (prompt, _sampling) = backend.seen[0]
+    asked = str(prompt.messages[-1]["content"])
+    assert task.prompt.strip() in asked and "return hi" not in asked  # the statement only
+    script = tmp_path / "model.json"
+    script.write_text(json.dumps([text]))
+    done = run_cli("bank", "strengthen", "--bank", str(weak_bank), "--json",
+                   "--backend", "scripted", "--model", str(script))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Bank(weak_bank) as bank:
+        (task,) = bank.tasks(kind="codegen")
+    assert task.strengthened["provenance"]["edge_cases_by"] == str(script)
+    done = run_cli("bank", "strengthen", "--bank", str(weak_bank), "--model", "no-such-model-x")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
