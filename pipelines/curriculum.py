@@ -42,8 +42,12 @@ def simulate(
         ),
     ] = None,
     schedulers: Annotated[
-        str, typer.Option(help="Comma-separated scheduler names (uniform is the baseline).")
-    ] = "uniform,easy_to_hard,dapo_filter,learnability,plr,frontier",
+        str | None,
+        typer.Option(
+            help="Comma-separated scheduler names (uniform is the baseline; default: every "
+            "registered scheduler)."
+        ),
+    ] = None,
     workers: Annotated[
         int, typer.Option(help="Worlds simulated in parallel processes.", min=1)
     ] = 1,
@@ -59,7 +63,12 @@ def simulate(
     from curricula.suite import run_suite, summarize_suite
     from curricula.worlds import STRUCTURES, structure_names
 
-    names = tuple(n.strip() for n in schedulers.split(",") if n.strip())
+    # The registry, not a list kept here: a scheduler registered from outside is compared too.
+    names = (
+        tuple(n.strip() for n in schedulers.split(",") if n.strip())
+        if schedulers is not None
+        else tuple(scheduler_names())
+    )
     unknown = [n for n in names if n not in scheduler_names()]
     if unknown or not names:
         known = ", ".join(scheduler_names())
