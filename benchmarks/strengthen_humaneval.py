@@ -56,11 +56,7 @@ def source_figures(name: str, source: str, workdir: Path, verifier, strengthen_o
     imported, import_s = selfplay("bank", "import", source, "--bank", str(bank), *extra)
     report, strengthen_s = selfplay("bank", "strengthen", "--bank", str(bank))
     with Bank(bank) as store:
-        tasks = list(store.tasks(kind="codegen"))
-    mutants = sum((t.strengthened or {}).get("provenance", {}).get("mutants", 0) for t in tasks)
-    before = sum((t.strengthened or {}).get("provenance", {}).get("killed_before", 0)
-                 for t in tasks)  # fmt: skip
-    after = sum((t.strengthened or {}).get("provenance", {}).get("killed_after", 0) for t in tasks)
+        tasks = list(store.tasks(kind="codegen", include_contaminated=True))
     refs = verifier.grade([{"id": t.id, "program": t.program, "tests": t.all_tests}
                            for t in tasks])  # fmt: skip
     strong = [t for t in tasks if t.strengthened]
@@ -76,14 +72,19 @@ def source_figures(name: str, source: str, workdir: Path, verifier, strengthen_o
         "report": report,
         "tasks": len(tasks),
         "strengthened": len(strong),
-        "mutants_with_a_record": mutants,
-        "survivors_killed_share": round((after - before) / (mutants - before), 4)
-        if mutants > before
-        else None,
+        "survivors_killed_share": _share(report),
         "references_pass_all_tests": sum(v.passed for v in refs),
         "degenerate_answers_graded": len(answers),
         "degenerate_answers_scoring": sum(s["score"] > 0 for s in scores),
     }, tasks
+
+
+def _share(report: dict) -> float | None:
+    """Of the wrong mutants the original tests let through, the share the added ones kill
+    (over every task of the source, those that got no test included)."""
+    r = next(iter(report.values()))
+    left = r["mutants"] - r["killed_before"]
+    return round((r["killed_after"] - r["killed_before"]) / left, 4) if left else None
 
 
 def completions_check(path: Path, tasks, verifier) -> dict:

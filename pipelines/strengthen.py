@@ -51,7 +51,9 @@ def strengthen(
     if kind != "codegen":
         raise _fail(f"only codegen tasks have tests to strengthen, not {kind} ones.")
     with _open(bank) as store:
-        tasks = list(store.tasks(kind="codegen", source=source, limit=limit))
+        # HumanEval look-alikes too: strengthening an evaluation set is what EvalPlus did.
+        tasks = list(store.tasks(kind="codegen", source=source, limit=limit,
+                                 include_contaminated=True))  # fmt: skip
         if not tasks:
             where = f" from source '{source}'" if source else ""
             raise _fail(f"the bank has no codegen task{where} to strengthen.")
@@ -72,7 +74,7 @@ def strengthen(
 
     from pipelines.console import stdout
 
-    table = Table("source", "tasks", "strengthened", "tests added", "mutants",
+    table = Table("source", "tasks", "got tests", "tests added", "mutants",
                   "score before", "score after")  # fmt: skip
     for name, r in sorted(reports.items()):
         d = r.to_dict()

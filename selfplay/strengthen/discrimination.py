@@ -16,7 +16,7 @@ from typing import Any
 
 from selfplay.proposer.synthesis import synthesize
 from selfplay.strengthen.mutants import degenerate, mutants
-from selfplay.strengthen.strengthen import _outputs, _same
+from selfplay.strengthen.strengthen import MUTANT_TIMEOUT_MIN_S, _outputs, _same
 
 
 @dataclass(slots=True)
@@ -45,8 +45,8 @@ def discrimination(tasks: list[Any], verifier: Any, *, synthesized: int = 12,
         wrong = mutants(task.program, entry, mutant_limit) + degenerate(task.program, entry)
         plans.append((task.id, len(rows), len(wrong)))
         rows.append({"id": "ref", "program": task.program, "tests": [], "calls": calls})
-        rows += [{"id": m.operator, "program": m.program, "tests": task.tests, "calls": calls}
-                 for m in wrong]  # fmt: skip
+        rows += [{"id": m.operator, "program": m.program, "tests": task.tests, "calls": calls,
+                  "timeout_s": MUTANT_TIMEOUT_MIN_S} for m in wrong]  # fmt: skip
     verdicts = verifier.grade(rows) if rows else []
     out = {}
     for task_id, start, n in plans:
@@ -54,6 +54,8 @@ def discrimination(tasks: list[Any], verifier: Any, *, synthesized: int = 12,
         expected = _outputs(verdicts[start], calls)
         wrong = by_tests = only = 0
         for v in verdicts[start + 1 : start + 1 + n]:
+            if v.status == "timeout" and v.tests_passed == v.tests_total:
+                continue  # some synthesised call never returned: undecided
             failed = v.status != "passed"
             differs = any(e is not None and not _same(o, e)
                           for o, e in zip(_outputs(v, calls), expected, strict=True))  # fmt: skip

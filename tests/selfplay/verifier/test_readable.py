@@ -132,3 +132,15 @@ def test_the_default_set_imports(one_worker, program):
     row = {"id": "i", "program": program + "\ndef f():\n    return 1", "tests": ["assert f()"]}
     (verdict,) = one_worker.grade([row])
     assert verdict.passed, verdict.detail
+
+
+def test_a_runs_config_names_the_packages_and_the_environment_the_default(monkeypatch):
+    from selfplay.config import RunConfig
+    from selfplay.engine.build import make_run_verifier
+
+    config = RunConfig.model_validate({"verifier": {"packages": ["numpy", "typer"]}})
+    assert make_run_verifier(config).packages == ("numpy", "typer")
+    monkeypatch.setenv("SELFPLAY_PACKAGES", "numpy, sympy")
+    assert make_run_verifier(RunConfig()).packages == ("numpy", "sympy")
+    monkeypatch.delenv("SELFPLAY_PACKAGES")
+    assert make_run_verifier(RunConfig()).packages == ("numpy", "pandas", "pytest")
