@@ -72,6 +72,7 @@ def source_figures(name: str, source: str, workdir: Path, verifier, strengthen_o
         "report": report,
         "tasks": len(tasks),
         "strengthened": len(strong),
+        "tests_added": sum(len(t.strengthened["tests"]) for t in strong),
         "survivors_killed_share": _share(report),
         "references_pass_all_tests": sum(v.passed for v in refs),
         "degenerate_answers_graded": len(answers),
@@ -87,11 +88,16 @@ def _share(report: dict) -> float | None:
     return round((r["killed_after"] - r["killed_before"]) / left, 4) if left else None
 
 
-def completions_check(path: Path, tasks, verifier) -> dict:
+def completion_programs(path: Path, tasks) -> tuple[list[dict], list[str]]:
     by_id = {t.id: t for t in tasks}
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if r["task_id"] in by_id]
-    programs = [by_id[r["task_id"]].prompt.rstrip(" ") + r["completion"] for r in rows]
+    return rows, [by_id[r["task_id"]].prompt.rstrip(" ") + r["completion"] for r in rows]
+
+
+def completions_check(path: Path, tasks, verifier) -> dict:
+    by_id = {t.id: t for t in tasks}
+    rows, programs = completion_programs(path, tasks)
     original = verifier.grade([{"id": str(i), "program": p, "tests": by_id[r["task_id"]].tests}
                                for i, (r, p) in enumerate(zip(rows, programs, strict=True))])  # fmt: skip
     full = verifier.grade([{"id": str(i), "program": p, "tests": by_id[r["task_id"]].all_tests}
@@ -125,6 +131,24 @@ def completions_check(path: Path, tasks, verifier) -> dict:
     }
 
 
+def as_attempts(path: Path, work: Path, verifier) -> dict:
+    from task_bank.attempts import Attempt
+    from task_bank.store import Bank
+
+    bank = work / "humaneval.db"
+    with Bank(bank) as store:
+        tasks = list(store.tasks(kind="codegen", include_contaminated=True))
+        rows, programs = completion_programs(path, tasks)
+        store.add_attempts([Attempt(r["task_id"], "bundled", f"```python\n{p}\n```",
+                                    "passed" if r["passed"] else "failed", bool(r["passed"]))
+                            for r, p in zip(rows, programs, strict=True)])  # fmt: skip
+    report, seconds = selfplay("bank", "strengthen", "--bank", str(bank))
+    with Bank(bank) as store:
+        tasks = list(store.tasks(kind="codegen", include_contaminated=True))
+    return {"strengthen_s": round(seconds, 1), "report": report,
+            **completions_check(path, tasks, verifier)}  # fmt: skip
+
+
 def main() -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--completions", type=Path, help="a `selfplay eval humaneval` output")
@@ -152,6 +176,21 @@ def main() -> dict:
             out["completions"] = completions_check(args.completions, he_tasks, verifier)
             print("completions", json.dumps({k: v for k, v in out["completions"].items()
                                              if k != "disagreements"}))  # fmt: skip
+            # Then as solver attempts in the bank: strengthening again keeps tests that catch
+            # the ones that pass HumanEval's tests and answer a new input unlike the
+            # canonical solution (the tests are chosen against these very completions; the
+            # check against the canonical solution is what says each verdict is right).
+            out["completions_as_attempts"] = as_attempts(args.completions, work, verifier)
+            print(
+                "completions_as_attempts",
+                json.dumps(
+                    {
+                        k: v
+                        for k, v in out["completions_as_attempts"].items()
+                        if k != "disagreements"
+                    }
+                ),
+            )
     if args.out:
         args.out.write_text(json.dumps(out, indent=2) + "\n")
     return out

@@ -29,6 +29,7 @@ class SourceReport:
     mutants: int = 0  # wrong mutants over the source's tasks
     killed_before: int = 0
     killed_after: int = 0
+    attempts_wrong: int = 0  # passing solver attempts that answer some new input wrongly
     reasons: Counter = field(default_factory=Counter)  # why a task got nothing
 
     def add(self, result: Strengthened) -> None:
@@ -38,6 +39,7 @@ class SourceReport:
         self.mutants += result.mutants
         self.killed_before += result.killed_before
         self.killed_after += result.killed_after
+        self.attempts_wrong += result.attempts_wrong
         if not result.tests:
             self.reasons[result.reason or "nothing_to_kill"] += 1
 
@@ -49,6 +51,7 @@ class SourceReport:
                 "tests_added": self.tests_added, "mutants": self.mutants,
                 "killed_before": self.killed_before, "killed_after": self.killed_after,
                 "score_before": score(self.killed_before), "score_after": score(self.killed_after),
+                "attempts_wrong": self.attempts_wrong,
                 "reasons": dict(self.reasons)}  # fmt: skip
 
 
@@ -64,14 +67,23 @@ def strengthen_bank(
 ) -> dict[str, SourceReport]:
     """Strengthen `tasks` (of `bank`), record the new tests, and report by source;
     `written`: per task id, argument lists `model` wrote (`edge_cases`)."""
+    from selfplay.kinds.fences import last_code_block
+
     tasks = list(tasks)
+    # Solver attempts the tests passed: where one answers a new input unlike the reference,
+    # a test that catches it is kept like one that kills a mutant.
+    passing = {
+        task_id: [code for _, answer, ok in rows if ok and (code := last_code_block(answer))]
+        for task_id, rows in bank.attempts_for(t.id for t in tasks).items()
+    }
     reports: dict[str, SourceReport] = {}
     records: dict[str, dict[str, Any]] = {}
     for done, task in enumerate(tasks, 1):
         before = task.strengthened or {}
         # Every test it has now is one the new ones must add to.
         result = strengthen(replace(task, tests=task.all_tests), verifier, per_task=per_task,
-                            written=(written or {}).get(task.id, []))  # fmt: skip
+                            written=(written or {}).get(task.id, []),
+                            attempts=passing.get(task.id, []))  # fmt: skip
         if before and not result.tests:
             # Nothing new: the mutation score is the first run's, from the original tests.
             result.killed_before = before["provenance"]["killed_before"]

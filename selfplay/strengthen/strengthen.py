@@ -41,7 +41,7 @@ from selfplay.admission.examples import inputs_from_tests, is_literal
 from selfplay.admission.runs import test_of
 from selfplay.proposer.synthesis import synthesize
 from selfplay.strengthen.inputs import domain, variants
-from selfplay.strengthen.mutants import degenerate, mutants
+from selfplay.strengthen.mutants import Mutant, degenerate, mutants
 
 MAX_OUTPUT_CHARS = 1000
 MUTANT_TIMEOUT_MIN_S, MUTANT_TIMEOUT_MAX_S = 1.0, 10.0
@@ -57,6 +57,7 @@ class Strengthened:
     mutants: int = 0  # wrong ones: fail the tests or answer some input differently
     killed_before: int = 0  # by the task's own tests
     killed_after: int = 0  # by its own and the new ones
+    attempts_wrong: int = 0  # solver attempts its tests passed that answer an input wrongly
     reason: str | None = None  # why nothing could be added, where nothing was
 
     @property
@@ -69,9 +70,12 @@ class Strengthened:
 
 
 def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int = 20,
-               mutant_limit: int = 48, written: list[str] = ()) -> Strengthened:  # fmt: skip
+               mutant_limit: int = 48, written: list[str] = (),
+               attempts: list[str] = ()) -> Strengthened:  # fmt: skip
     """New discriminating tests for one codegen task (see the module docstring); `written`:
-    argument lists a model wrote for it (`edge_cases`), tried besides the others."""
+    argument lists a model wrote for it (`edge_cases`), tried besides the others;
+    `attempts`: programs of solver attempts its tests passed, wrong where they answer some
+    input differently from the reference (the tests' own blind spots, as models find them)."""
     out = Strengthened(task.id)
     entry = task.entry_point
     if task.kind != "codegen" or not entry or any(not isinstance(t, str) for t in task.tests):
@@ -104,6 +108,7 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
         return out
     kept = list(expected)
     candidates = mutants(task.program, entry, mutant_limit) + degenerate(task.program, entry)
+    candidates += [Mutant("attempt", 0, program) for program in dict.fromkeys(attempts)]
     limit = mutant_timeout(first, second)
     verdicts = verifier.grade([
         {"id": f"m{i}", "program": m.program, "tests": task.tests,
@@ -122,6 +127,7 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
             out.killed_before += 1
         elif any(differs):
             out.mutants += 1
+            out.attempts_wrong += candidates[i].operator == "attempt"
             survivors.add(i)
             for j, d in enumerate(differs):
                 if d:

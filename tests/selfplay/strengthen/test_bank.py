@@ -188,3 +188,21 @@ def test_a_models_edge_cases_are_arguments_only_and_the_command_records_the_mode
     assert task.strengthened["provenance"]["edge_cases_by"] == str(script)
     done = run_cli("bank", "strengthen", "--bank", str(weak_bank), "--model", "no-such-model-x")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_passing_attempt_that_answers_a_new_input_wrongly_gets_a_test_that_fails_it(
+    weak_bank, verifier
+):
+    from task_bank.attempts import Attempt
+
+    # Right on the task's one test (x=5), wrong at 6: no mutant of the reference does that.
+    odd = "def clamp(x, lo, hi):\n    return 7 if x == 6 else max(lo, min(x, hi))\n"
+    with Bank(weak_bank) as bank:
+        (task,) = bank.tasks(kind="codegen")
+        bank.add_attempts([Attempt(task.id, "m", f"```python\n{odd}```", "passed", True)])
+        report = strengthen_bank(bank, verifier, [task])["mine"]
+        (task,) = bank.tasks(kind="codegen")
+    assert report.attempts_wrong == 1
+    (old, new) = verifier.grade([{"id": "old", "program": odd, "tests": task.tests},
+                                 {"id": "new", "program": odd, "tests": task.all_tests}])  # fmt: skip
+    assert old.passed and not new.passed
