@@ -306,6 +306,7 @@ def show(
             "contaminated": task.contaminated,
             "verified_at": task.verified_at,
             "deterministic": task.deterministic,
+            "strengthened": task.strengthened,
             "solvers": {
                 s: {"attempts": a, "successes": k, "last_step": t} for s, a, k, t in solvers
             },
@@ -333,9 +334,16 @@ def show(
         stdout.print(Text(f"{label + ':':<15}{value}"))
     # Long program lines wrap instead of being cut at the terminal's edge.
     stdout.print(Syntax(task.program, "python", line_numbers=True, word_wrap=True))
-    for i, test in enumerate(task.tests):
+    added = len(task.all_tests) - len(task.tests)
+    for i, test in enumerate(task.all_tests):
         body = test if isinstance(test, str) else json.dumps(test)
-        stdout.print(Panel(Text(body[:2000]), title=f"test {i}"))
+        title = f"test {i}" + (" (added by bank strengthen)" if i >= len(task.tests) else "")
+        stdout.print(Panel(Text(body[:2000]), title=title))
+    if added:
+        p = task.strengthened.get("provenance", {})
+        stdout.print(Text(f"strengthened: {added} test(s) added; mutation score "
+                          f"{p.get('killed_before', 0)}/{p.get('mutants', 0)} before, "
+                          f"{p.get('killed_after', 0)}/{p.get('mutants', 0)} after"))  # fmt: skip
     for e in task.examples:
         stdout.print(Text(f"example: {task.entry_point}({e['input']}) -> {e['output']}"))
     if task.contaminated:
