@@ -18,6 +18,7 @@ from pipelines.common import (
     PrintConfigOption,
     RayOption,
     failure,
+    plural,
     ray_session,
 )
 
@@ -54,7 +55,7 @@ def table(rows: list[Any]) -> Any:
             Path(r.model).name if "/" in r.model else r.model,
             str(r.admitted) if r.iteration else "-",
             str(r.bank_tasks),
-            f"{r.train_steps} steps\n{train}" if r.iteration else "-",
+            f"{plural(r.train_steps, 'step')}\n{train}" if r.iteration else "-",
             r.proposer,
             _fmt(r.held_out, r.held_out_interval),
             _fmt(r.humaneval, r.humaneval_interval),

@@ -61,26 +61,39 @@ def draw_learning_curve(rows: list[Any]) -> Any:
         ax.legend(loc="best")
 
     ax = axes[1, 0]
-    ax.plot(x, [r.bank_tasks for r in rows], marker="o", label="tasks in bank")
+    bank = [r.bank_tasks for r in rows]
+    ax.plot(x, bank, marker="o", label="tasks in bank")
     ax.set_ylabel("tasks in bank")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     twin = ax.twinx()
     twin.bar(x, [r.admitted for r in rows], alpha=0.3, color="tab:green", label="admitted")
     twin.set_ylabel("admitted this round")
-    # A count: whole numbers, and at least 0 to 1 (a round that admitted none stays 0).
-    twin.set_ylim(0, max([1] + [r.admitted for r in rows]) * 1.1)
     twin.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("bank")
     # The round's health on the same axes' scale of 0 to 1 would hide the bank's growth: it
-    # goes on a strip of its own under the bank panel's title.
+    # goes in an inset in the panel's upper half, its legend above it and its ticks on its
+    # right (on its left they ran into the panel's own), while the bank's line and bars keep
+    # to the lower 40% (whole numbers, and a round that admitted none stays 0 to 1).
     health = [(r.iteration, r.frontier_yield, r.diversity) for r in rows if r.round is not None]
+    top = max([1] + [r.admitted for r in rows])
     if health:
-        inset = ax.inset_axes([0.02, 0.62, 0.35, 0.33])
+        low, high = min(bank), max(bank)
+        span = max(high - low, 1)
+        ax.set_ylim(low - 0.05 * span, high + 1.5 * span)
+        twin.set_ylim(0, top * 2.5)
+        inset = ax.inset_axes([0.12, 0.56, 0.5, 0.24])
         its = [h[0] for h in health]
         inset.plot(its, [h[1] or 0 for h in health], marker=".", label="frontier yield")
         inset.plot(its, [h[2] or 0 for h in health], marker=".", label="diversity")
-        inset.set_ylim(0, 1)
+        inset.set_ylim(-0.05, 1.05)
+        inset.set_yticks([0, 0.5, 1])
+        inset.yaxis.tick_right()
+        inset.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         inset.tick_params(labelsize=6)
-        inset.legend(fontsize=6, loc="lower left")
+        inset.legend(fontsize=6, loc="lower left", bbox_to_anchor=(0, 1.02), ncol=2,
+                     borderaxespad=0, frameon=False)  # fmt: skip
+    else:
+        twin.set_ylim(0, top * 1.1)
 
     ax = axes[1, 1]
     hacks = [(r.iteration, r.hack_signal_rate) for r in rows if r.hack_signal_rate is not None]

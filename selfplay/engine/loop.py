@@ -335,7 +335,7 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
         row.hack_signal_rate = sum(x["with_signals"] for x in seen if x) / n if n else None
         proposer = steps.get("train.proposer") or {}
         row.proposer = (
-            f"{proposer['steps']} steps" if "steps" in proposer else
+            (f"{proposer['steps']} step" + "s" * (proposer["steps"] != 1)) if "steps" in proposer else
             "skipped" if "skipped" in proposer else "-"
         )  # fmt: skip
         row.proposer_skipped = proposer.get("skipped")

@@ -116,9 +116,10 @@ def _check_out(out: Path, resume: bool | None, config: TrainConfig) -> bool:
 
 
 def resume_point(out: str | Path, config: TrainConfig, force: bool = False) -> str | None:
-    """Where training with `config` continues in `out`: 'step 8' or 'iteration 2 (kept: 1
-    finished iteration)'; None when nothing there was cut off, or it was cut off under
-    another config (which `train` refuses unless `force`)."""
+    """Where training with `config` continues in `out`: 'step 8', 'iteration 2 (kept: 1
+    finished iteration)' or the start (cut off before its first checkpoint); None when
+    nothing there was cut off, or it was cut off under another config (which `train`
+    refuses unless `force`)."""
     work = Path(out) / "checkpoints"
     if not work.is_dir() or trained_marker(Path(out)) is not None:
         return None
@@ -129,7 +130,10 @@ def resume_point(out: str | Path, config: TrainConfig, force: bool = False) -> s
         n = len(done)
         return f"iteration {n + 1} (kept: {n} finished iteration{'s' if n > 1 else ''})"
     last = _last_complete_checkpoint(work)
-    return None if last is None else f"step {last.name.rsplit('-', 1)[1]} (its checkpoint)"
+    if last is None:
+        # Cut off before its first checkpoint: it starts again, and should say so.
+        return f"the start (it stopped before its first checkpoint, due every {config.save_steps} steps)"
+    return f"step {last.name.rsplit('-', 1)[1]} (its checkpoint)"
 
 
 def _last_complete_checkpoint(checkpoints: Path) -> Path | None:

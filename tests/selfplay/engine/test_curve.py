@@ -41,3 +41,30 @@ def test_a_round_that_admitted_nothing_has_a_whole_number_axis():
     ticks = [t for t in twin.get_yticks() if low <= t <= high]
     assert ticks and all(float(t).is_integer() for t in ticks), ticks
     plt.close(fig)
+
+
+def test_the_bank_panel_counts_in_whole_numbers_and_its_inset_covers_nothing():
+    data = rows(1)
+    for r, (fy, dv) in zip(data, [(0.0, 0.0), (0.0, 0.5), (0.25, 0.0)], strict=True):
+        r.frontier_yield, r.diversity = fy, dv  # points at 0: where its legend sat
+    fig = draw_learning_curve(data)
+    fig.canvas.draw()
+    bank = next(a for a in fig.axes if a.get_ylabel() == "tasks in bank")
+    (inset,) = bank.child_axes
+    renderer = fig.canvas.get_renderer()
+    for axis in (bank.yaxis, inset.xaxis):
+        lo, hi = axis.get_view_interval()
+        ticks = [t for t in axis.get_majorticklocs() if lo <= t <= hi]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    # The inset and its legend clear the bank's line and the panel's own tick labels.
+    inset_box = inset.get_window_extent(renderer)
+    legend_box = inset.get_legend().get_window_extent(renderer)
+    for r in data:
+        x_px, y_px = bank.transData.transform((r.iteration, r.bank_tasks))
+        assert not inset_box.contains(x_px, y_px) and not legend_box.contains(x_px, y_px)
+    labels = [t.get_window_extent(renderer) for t in bank.get_yticklabels() if t.get_text()]
+    assert all(box.x1 < inset_box.x0 for box in labels)
+    for line in inset.get_lines():
+        for x, y in zip(*line.get_data(), strict=True):
+            assert not legend_box.contains(*inset.transData.transform((x, y)))
+    plt.close(fig)

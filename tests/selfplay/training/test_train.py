@@ -233,10 +233,13 @@ def test_where_a_cut_off_run_resumes_is_said_only_for_its_own_config(tmp_path):
 
     config = TrainConfig(max_steps=4)
     assert resume_point(tmp_path, config) is None  # nothing there
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json")))
+    # Cut off before its first checkpoint: it starts again, and says so.
+    assert resume_point(tmp_path, config).startswith("the start (it stopped before its first")
     done = tmp_path / "checkpoints" / "checkpoint-2"
     done.mkdir(parents=True)
     (done / "trainer_state.json").write_text("{}")
-    (tmp_path / "checkpoints" / CONFIG_FILE).write_text(json.dumps(config.model_dump(mode="json")))
     assert resume_point(tmp_path, config) == "step 2 (its checkpoint)"
     other = TrainConfig(max_steps=5)
     assert resume_point(tmp_path, other) is None  # train refuses it: nothing to announce
