@@ -59,8 +59,15 @@ def loading(counts: dict[str, int], suffix: str, repo_id: str | None) -> str:
         f"named by the `MODEL` environment variable (any model selfplay takes: a directory, "
         f"a Hub id, or `bundled`, selfplay's own model, offline; else `{MODEL}` from the "
         "Hub); a model that cannot be had ends the snippet with one sentence naming it. "
-        "`selfplay models path bundled` prints the bundled model's directory for other tools."
+        "The verl and OpenRLHF commands take `MODEL` as a directory or Hub id (for the "
+        "bundled model: `export MODEL=$(selfplay models path bundled)`) and write their "
+        f"checkpoints under `~/{RUNS}/`, outside the export; they need a GPU."
     )
+
+
+# Where the trainers' commands write their checkpoints and models: under the home directory,
+# never inside the export (a full checkpoint of even a small model is gigabytes).
+RUNS = "selfplay-runs"
 
 
 def _download(repo_id: str | None, fmt: str) -> str:
@@ -88,7 +95,7 @@ def verl_command(counts: dict[str, int], repo_id: str | None) -> tuple[str, str]
         f"data.val_files={_files(val, '.parquet')} \\\n"
         f"  data.train_batch_size={batch} data.max_prompt_length=1024 "
         "data.max_response_length=1024 \\\n"
-        f"  actor_rollout_ref.model.path={MODEL} \\\n"
+        f"  actor_rollout_ref.model.path=${{MODEL:-{MODEL}}} \\\n"
         f"  actor_rollout_ref.rollout.n={GRPO_SAMPLES} \\\n"
         f"  actor_rollout_ref.actor.ppo_mini_batch_size={batch} \\\n"
         f"  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={min(4, batch)} \\\n"
@@ -96,6 +103,7 @@ def verl_command(counts: dict[str, int], repo_id: str | None) -> tuple[str, str]
         "  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\\n"
         "  actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \\\n"
         "  trainer.n_gpus_per_node=1 trainer.nnodes=1 \\\n"
+        f"  trainer.default_local_dir=$HOME/{RUNS}/verl \\\n"
         "  reward.custom_reward_function.path=$(python -c "
         '"import selfplay.rewards.verl_reward as m; print(m.__file__)") \\\n'
         "  reward.custom_reward_function.name=compute_score_async\n```"
@@ -106,7 +114,7 @@ def verl_command(counts: dict[str, int], repo_id: str | None) -> tuple[str, str]
         f"({steps} step{'s' if steps != 1 else ''} an epoch), {GRPO_SAMPLES} responses a "
         "prompt (GRPO compares the responses to one prompt, so it needs several), on one GPU. "
         "With more GPUs, set `trainer.n_gpus_per_node`: the batch times `rollout.n` must "
-        "divide by the GPU count."
+        f"divide by the GPU count. Checkpoints go to `~/{RUNS}/verl`."
         + (
             ""
             if "test" in counts
@@ -125,7 +133,11 @@ def openrlhf_command(counts: dict[str, int], repo_id: str | None) -> str:
         "```bash\n" + _download(repo_id, "openrlhf") + "python -m openrlhf.cli.train_ppo_ray "
         f"--data.prompt_dataset {data}{evaluation} \\\n"
         "  --data.input_key input --data.label_key label --data.apply_chat_template \\\n"
-        '  --reward.remote_url "$PWD/reward_func.py" ...\n```'
+        f'  --actor.model_name_or_path "${{MODEL:-{MODEL}}}" \\\n'
+        f"  --algo.advantage.estimator group_norm --rollout.n_samples_per_prompt {GRPO_SAMPLES} \\\n"
+        "  --actor.num_gpus_per_node 1 --ref.num_gpus_per_node 1 \\\n"
+        f'  --ckpt.path "$HOME/{RUNS}/openrlhf/ckpt" --ckpt.output_dir "$HOME/{RUNS}/openrlhf" \\\n'
+        '  --reward.remote_url "$PWD/reward_func.py"\n```'
     )
 
 
@@ -194,7 +206,9 @@ def how_to_train(fmt: str, counts: dict[str, int], suffix: str, repo_id: str | N
     parts: list[Any] = []
     if fmt == "openrlhf":
         parts.append(
-            "OpenRLHF (reward_func.py is next to the data):\n\n" + openrlhf_command(counts, repo_id)
+            "OpenRLHF (reward_func.py is next to the data; GRPO's group-normalised advantage, "
+            f"checkpoints and the trained model under `~/{RUNS}/openrlhf`):\n\n"
+            + openrlhf_command(counts, repo_id)
         )
     if fmt == "verl":
         command, sized = verl_command(counts, repo_id)

@@ -26,6 +26,7 @@ from types import SimpleNamespace
 import pytest
 
 from selfplay.export import ExportOptions, export_bank
+from selfplay.export.recipes import MODEL
 from selfplay.kinds import reference_answer
 from task_bank.store import Bank
 
@@ -156,6 +157,9 @@ def test_verls_validate_config_accepts_the_cards_command_as_printed(built_bank, 
     assert rows // cfg.data.train_batch_size >= 4  # steps an epoch
     assert cfg.algorithm.adv_estimator == "grpo" and cfg.actor_rollout_ref.rollout.n >= 4
     assert Path(cfg.reward.custom_reward_function.path).is_file()
+    # It writes outside the export, and trains $MODEL where it is set.
+    assert not Path(cfg.trainer.default_local_dir).resolve().is_relative_to(out.resolve())
+    assert cfg.actor_rollout_ref.model.path == os.environ.get("MODEL", MODEL)
 
 
 def _openrlhf_args(flags: list[str]) -> SimpleNamespace:
@@ -196,6 +200,11 @@ def test_openrlhf_scores_the_export_as_its_single_turn_executor_calls_the_file(
     export_bank(built_bank, "openrlhf", out, ExportOptions(split="none"))
     args = _openrlhf_args(shell_words(card_block(out, "bash", "OpenRLHF"), out))
     assert args.data.apply_chat_template is True
+    # As printed, whole: the model, GRPO's advantage, and outputs outside the export.
+    assert args.actor.model_name_or_path == os.environ.get("MODEL", MODEL)
+    assert args.algo.advantage.estimator == "group_norm" and args.rollout.n_samples_per_prompt > 1
+    for path in (args.ckpt.path, args.ckpt.output_dir):
+        assert not Path(path).resolve().is_relative_to(out.resolve()), path
     rows = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     rows = rows[:: max(1, len(rows) // 12)][:12]
     # As OpenRLHF's vLLM engine builds it from the parsed arguments.
