@@ -80,17 +80,31 @@ def _near(value: Any) -> Iterator[Any]:
 
 def domain(given: list[str]) -> Callable[[str], bool]:
     """What the task's own arguments always are, as a test on new ones: per argument, a sign
-    (never negative, never zero), never empty, sorted, elements never negative; and, with two
-    or more given argument lists, an order between two numeric arguments (`lo <= hi`). Only
-    what holds for every given list counts (as Daikon infers invariants from runs): a
-    variant outside them may be outside what the task means, where the reference's answer
-    is an accident another correct solution need not share."""
+    (never negative, never zero), never empty, sorted, elements never negative, a string's
+    characters (from those its given values use; no space at either end; its first and last
+    character of the same class, digit, letter or other); between two arguments, equal
+    lengths; and, with two or more given argument lists, an order between two numeric
+    arguments (`lo <= hi`). Only what holds for every given list counts (as Daikon infers
+    invariants from runs): a variant outside them may be outside what the task means
+    (`string_xor` of strings of two lengths, a malformed sentence), where the reference's
+    answer is an accident another correct solution need not share."""
     rows = [r for r in map(_values, given) if r is not None]
     if not rows or len({len(r) for r in rows}) != 1:
         return lambda args: True
     width = len(rows[0])
     facts = [(i, name) for i in range(width) for name, fact in _FACTS.items()
              if all(fact(r[i]) is True for r in rows)]  # fmt: skip
+    chars = {i: set().union(*(r[i] for r in rows)) for i in range(width)
+             if all(isinstance(r[i], str) for r in rows)}  # fmt: skip
+    # Over the non-empty given values (an empty one has no ends; `non_empty` covers it).
+    ends = {}
+    for i in chars:
+        full = [r[i] for r in rows if r[i]]
+        for end in (0, -1):
+            if full and len({_class(v[end]) for v in full}) == 1:
+                ends[(i, end)] = _class(full[0][end])
+    same_length = [(i, j) for i in range(width) for j in range(i + 1, width)
+                   if all(_sized(r[i]) and _sized(r[j]) and len(r[i]) == len(r[j]) for r in rows)]  # fmt: skip
     pairs = []
     if len(rows) >= 2:
         for i in range(width):
@@ -104,9 +118,32 @@ def domain(given: list[str]) -> Callable[[str], bool]:
             return False
         if any(_FACTS[name](values[i]) is False for i, name in facts):
             return False
+        if any(not isinstance(values[i], str) or not set(values[i]) <= c for i, c in chars.items()):
+            return False
+        if any(values[i] and _class(values[i][end]) != cls for (i, end), cls in ends.items()):
+            return False
+        if any(not (_sized(values[i]) and _sized(values[j]) and len(values[i]) == len(values[j]))
+               for i, j in same_length):  # fmt: skip
+            return False
         return all(values[i] <= values[j] for i, j in pairs)
 
     return inside
+
+
+def _sized(v: Any) -> bool:
+    return isinstance(v, str | list | tuple)
+
+
+def _class(ch: str) -> str:
+    return (
+        "digit"
+        if ch.isdigit()
+        else "letter"
+        if ch.isalpha()
+        else "space"
+        if ch.isspace()
+        else "other"
+    )
 
 
 def _values(args: str) -> list[Any] | None:

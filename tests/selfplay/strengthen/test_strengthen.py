@@ -43,3 +43,17 @@ def test_a_task_without_a_function_entry_point_is_left_as_it_is(verifier):
                        "tests": [{"input": "a\n", "output": "a\n"}]}, source="mine")  # fmt: skip
     result = strengthen(task, verifier)
     assert result.tests == [] and result.reason == "not_function_codegen"
+
+
+def test_near_variants_stay_inside_what_the_given_arguments_always_are():
+    from selfplay.strengthen.inputs import domain, variants
+
+    # HumanEval/11's strings of 0s and 1s are always of one length; /111's sentences never
+    # start with a space; clamp's bounds are never negative.
+    for given, outside in ((["'111000', '101010'", "'1', '1'"], "'11000', '101010'"),
+                           (["'a b c d g'", "'r t g'", "''"], "' b c d g'"),
+                           (["5, 0, 10"], "5, 0, -10")):  # fmt: skip
+        inside = domain(given)
+        near = [v for g in given for v in variants(g)]
+        assert outside in near and not inside(outside)
+        assert all(inside(g) for g in given) and any(inside(v) for v in near)
