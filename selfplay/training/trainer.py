@@ -200,12 +200,19 @@ def _peft(config: TrainConfig) -> Any:
     )
 
 
-def _callback(progress: Any, log: list[dict[str, Any]]) -> Any:
+def _callback(progress: Any, log: list[dict[str, Any]], doing: str | None = None) -> Any:
+    """Progress of a TRL run; `doing`: what a step spends its time on, said as it starts
+    (a GRPO step on long programs generates for minutes, and a bare '0/2' says nothing)."""
     from transformers import TrainerCallback
 
     class Report(TrainerCallback):
         def on_train_begin(self, args, state, control, **kwargs):
             progress("train", state.global_step, state.max_steps)  # its clock starts here
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            if doing:
+                progress("train", state.global_step, state.max_steps,
+                         note=f"step {state.global_step + 1}: {doing}")  # fmt: skip
 
         def on_step_end(self, args, state, control, **kwargs):
             # A step that logs is reported by on_log, with its loss: reported here first, the
@@ -314,7 +321,8 @@ def train(
     from transformers.trainer_callback import PrinterCallback
 
     job.trainer.remove_callback(PrinterCallback)  # logs reach the result, not stdout
-    job.trainer.add_callback(_callback(progress, log))
+    doing = "generating and grading its rollouts" if job.rollouts is not None else None
+    job.trainer.add_callback(_callback(progress, log, doing))
     dropped = 0
     if job.rollouts is not None:
         # The steps after the checkpoint (all of them, killed before the first one) run

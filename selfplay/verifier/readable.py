@@ -29,8 +29,6 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 # What a program may import beyond the standard library unless the configuration says more
 # (`verifier.packages`), with what these need to import.
 DEFAULT_PACKAGES = ("numpy", "pandas", "pytest")
@@ -132,6 +130,10 @@ def _distribution(name: str) -> metadata.Distribution | None:
 
 
 def _requirements(dist: metadata.Distribution) -> list[str]:
+    # Imported here: the verifier package is imported with the standard library alone in
+    # places (a sandboxed interpreter started with -S).
+    from packaging.requirements import InvalidRequirement, Requirement
+
     names = []
     for line in dist.requires or []:
         try:

@@ -84,14 +84,20 @@ def test_grpo_asks_the_scheduler_for_each_batch_and_records_every_rollout(bank_f
         data={"kinds": ["deduction"]},
         grpo={"scheduler": "recording-grpo", "max_completion_length": 16},
     )
+    said = []
     with Bank(bank_file) as bank:
-        result = train(bank, config, tmp_path / "grpo")
+        result = train(bank, config, tmp_path / "grpo",
+                       progress=lambda phase, done, total, note=None: said.append((phase, note)))  # fmt: skip
         made = bank.attempt_summary(result.model_id)[0]
         record = bank.model(result.model_id)
         tasks = len(list(bank.tasks(kind="deduction")))
         warm = bank.solve_stats("smollm2-135m", kind="deduction")
     # One prompt per step, two generations each: every rollout is in the bank, by the model.
     assert result.rollouts == made == 6 and record.steps == 3
+    # Each step says what it is busy with as it starts (generation can take minutes).
+    assert [n for p, n in said if p == "train" and n and "rollouts" in n] == [
+        f"step {k}: generating and grading its rollouts" for k in (1, 2, 3)
+    ]
     # Before the first pick the starting model attempted training tasks twice (the warm-up),
     # so the scheduler never chose blind...
     warmup = record.data["warmup"]
