@@ -52,7 +52,7 @@ class Strengthened:
     """One task's new tests and what they buy."""
 
     task_id: str
-    tests: list[str] = field(default_factory=list)
+    tests: list[Any] = field(default_factory=list)  # asserts, or stdin/stdout pairs
     inputs: int = 0  # inputs the reference answered the same way twice
     mutants: int = 0  # wrong ones: fail the tests or answer some input differently
     killed_before: int = 0  # by the task's own tests
@@ -78,6 +78,16 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
     input differently from the reference (the tests' own blind spots, as models find them)."""
     out = Strengthened(task.id)
     entry = task.entry_point
+    if (
+        task.kind == "codegen"
+        and not entry
+        and task.tests
+        and all(isinstance(t, dict) and "input" in t for t in task.tests)
+    ):
+        from selfplay.strengthen.stdio import strengthen_stdio
+
+        return strengthen_stdio(task, verifier, out, per_task=per_task, synthesized=synthesized,
+                                mutant_limit=mutant_limit)  # fmt: skip
     if task.kind != "codegen" or not entry or any(not isinstance(t, str) for t in task.tests):
         out.reason = "not_function_codegen"
         return out

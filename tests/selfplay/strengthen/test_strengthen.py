@@ -38,11 +38,21 @@ def test_new_tests_kill_the_mutants_the_old_ones_let_through(verifier):
     assert ref.status == "passed", ref.detail
 
 
-def test_a_task_without_a_function_entry_point_is_left_as_it_is(verifier):
-    task = parse_task({"kind": "codegen", "prompt": "Echo.", "program": "print(input())\n",
-                       "tests": [{"input": "a\n", "output": "a\n"}]}, source="mine")  # fmt: skip
+def test_a_stdin_task_gets_input_output_pairs_that_fail_what_its_own_let_through(verifier):
+    program = "n = int(input())\nif n > 10:\n    print(n - 10)\nelse:\n    print(n)\n"
+    task = parse_task({"id": "cut", "kind": "codegen", "prompt": "Cut n above 10.",
+                       "program": program, "tests": [{"input": "9\n", "output": "9\n"}]},
+                      source="mine")  # fmt: skip
     result = strengthen(task, verifier)
-    assert result.tests == [] and result.reason == "not_function_codegen"
+    assert result.tests and all(set(t) == {"input", "output"} for t in result.tests), result
+    assert result.killed_after > result.killed_before
+    wrong = "print(int(input()))\n"  # right on the task's own pair, wrong above 10
+    (ref, old, new) = verifier.grade([
+        {"id": "ref", "program": program, "tests": task.tests + result.tests},
+        {"id": "old", "program": wrong, "tests": task.tests},
+        {"id": "new", "program": wrong, "tests": task.tests + result.tests},
+    ])  # fmt: skip
+    assert ref.passed and old.passed and not new.passed, (ref.detail, new.detail)
 
 
 def test_near_variants_stay_inside_what_the_given_arguments_always_are():
