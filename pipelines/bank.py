@@ -72,9 +72,7 @@ def import_(
     from task_bank.importers import SourceError, read_source
 
     try:
-        config = AdmissionConfig(
-            near_dup_threshold=near_dup_threshold, timeout_s=timeout, strengthen=strengthen
-        )
+        config = AdmissionConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
     except ValidationError as e:
         raise _fail(f"invalid option {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}.") from None
     try:
@@ -94,6 +92,7 @@ def import_(
         config,
         as_json,
         lambda admission: _admit(admission, candidates, batch_size, limit),
+        extend_tests=_strengthen_one() if strengthen else None,
     )
 
 
@@ -159,7 +158,14 @@ def generate(
     )
 
 
-def _admit_into(bank, workers: int, timeout: float, config, as_json: bool, admit) -> None:
+def _strengthen_one():
+    from selfplay.strengthen.bank import strengthen_one
+
+    return strengthen_one
+
+
+def _admit_into(bank, workers: int, timeout: float, config, as_json: bool, admit,
+                extend_tests=None) -> None:  # fmt: skip
     """Open the bank and a verifier, run `admit(admission)`, print its report; a bank or
     sandbox problem is one sentence."""
     from selfplay.admission import Admission
@@ -170,7 +176,7 @@ def _admit_into(bank, workers: int, timeout: float, config, as_json: bool, admit
     store = _open(bank, create=True)
     try:
         with make_verifier(workers, timeout) as verifier:
-            report = admit(Admission(store, verifier, config))
+            report = admit(Admission(store, verifier, config, extend_tests=extend_tests))
     except (BankError, IsolationUnavailable) as e:
         raise _fail(f"{e}.") from None
     finally:

@@ -54,11 +54,6 @@ class AdmissionConfig(BaseModel):
     proposal_examples: int = Field(
         5, ge=2, description="a proposal's calls that returned, kept as its examples"
     )
-    strengthen: bool = Field(
-        False,
-        description="add tests to codegen tasks that fail the reference's mutants and the "
-        "degenerate answers their own tests let through, before the probe",
-    )
     probe_degenerate: bool = Field(
         True, description="turn away codegen tasks whose tests pass a degenerate answer"
     )
@@ -71,9 +66,15 @@ class Admission:
         verifier: Grader,
         config: AdmissionConfig | None = None,
         decontaminator: Decontaminator | None = None,
+        extend_tests: Callable[[Task, Grader], dict | None] | None = None,
     ) -> None:
         self.bank = bank
         self.verifier = verifier
+        # Given each verified codegen import before the degenerate-answer probe; what it
+        # returns becomes the task's `strengthened` record (`selfplay bank import
+        # --strengthen` passes `selfplay.strengthen.bank.strengthen_one`), so the probe runs
+        # on the added tests too.
+        self.extend_tests = extend_tests
         self.config = c = config or AdmissionConfig()
         self.vectorizer = Vectorizer(dim=c.dim, model=c.vectorizer_model)
         self.decontaminator = decontaminator
@@ -145,8 +146,8 @@ class Admission:
             cand.second = verdict
             cand.reason = runs.same_again(cand, verdict)
         live = step(lambda x: runs.finish(x, x.second is not None), live)
-        if c.strengthen:
-            self._strengthen(live, progress)
+        if self.extend_tests is not None:
+            self._extend(live, progress)
         if c.probe_degenerate:
             live = self._probe(live, progress)
         admitted = self._write(batch, live, report)
@@ -159,21 +160,13 @@ class Admission:
         report.admitted_ids = [t.id for t in admitted]
         return report
 
-    def _strengthen(self, live: list[Candidate], progress: Progress) -> None:
-        """New tests for each codegen import (`selfplay.strengthen`), recorded beside its
-        own; the probe then runs on both, so a task whose own tests an empty array passes is
-        admitted where the added ones fail it."""
-        from selfplay.strengthen.bank import record
-        from selfplay.strengthen.strengthen import strengthen
-
+    def _extend(self, live: list[Candidate], progress: Progress) -> None:
         todo = [
             x for x in live if x.task is not None and not x.proposed and x.task.kind == "codegen"
         ]
-        for done, cand in enumerate(todo, 1):
-            progress("strengthen", done - 1, len(todo))
-            result = strengthen(cand.task, self.verifier)
-            if result.tests:
-                cand.task.strengthened = record(result, by="bank import --strengthen")
+        for done, cand in enumerate(todo):
+            progress("strengthen", done, len(todo))
+            cand.task.strengthened = self.extend_tests(cand.task, self.verifier)
         progress("strengthen", len(todo), len(todo))
 
     def _probe(self, live: list[Candidate], progress: Progress) -> list[Candidate]:

@@ -103,6 +103,13 @@ def strengthen_bank(
     return reports
 
 
+def strengthen_one(task: Task, verifier: Any) -> dict[str, Any] | None:
+    """The `strengthened` record of one task new to the bank (admission's `extend_tests`),
+    or None where nothing discriminating could be added."""
+    result = strengthen(task, verifier)
+    return record(result, by="bank import --strengthen") if result.tests else None
+
+
 def record(result: Strengthened, before: dict[str, Any] | None = None,
            by: str = "bank strengthen", model: str | None = None) -> dict[str, Any]:  # fmt: skip
     """A task's `strengthened` field after `result`: the tests added before it, then its own,
