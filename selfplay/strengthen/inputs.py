@@ -13,25 +13,29 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from itertools import zip_longest
 from typing import Any
 
 
 def variants(args: str, limit: int = 24) -> list[str]:
     """Up to `limit` distinct argument lists near `args` (a Python literal argument list,
     `1, [2, 3]`), one value changed in each, in a fixed order; [] if `args` is no literal."""
-    try:
-        values = list(ast.literal_eval(f"({args},)"))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    values = _values(args)
+    if values is None:
         return []
-    seen, out = {_text(values)}, []
     # One step of each argument before a second step of any: the limit spreads over them.
-    steps = [list(_near(v)) for v in values]
-    for k in range(max((len(s) for s in steps), default=0)):
-        for i, options in enumerate(steps):
-            if k >= len(options):
-                continue
-            text = _text(values[:i] + [options[k]] + values[i + 1 :])
-            if text not in seen:
+    steps = [[_text(values[:i] + [v] + values[i + 1 :]) for v in _near(value)]
+             for i, value in enumerate(values)]  # fmt: skip
+    return spread(steps, {_text(values)}, limit)
+
+
+def spread(steps: list[list[str]], seen: set[str], limit: int) -> list[str]:
+    """Each slot's options in turn (every slot's first before any slot's second), each text
+    once and none of `seen`, at most `limit`."""
+    out = []
+    for group in zip_longest(*steps):
+        for text in group:
+            if text is not None and text not in seen:
                 seen.add(text)
                 out.append(text)
                 if len(out) >= limit:

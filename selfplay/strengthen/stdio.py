@@ -24,6 +24,7 @@ import re
 from itertools import zip_longest
 from typing import Any
 
+from selfplay.strengthen.inputs import spread
 from selfplay.strengthen.mutants import mutants
 
 RUNNER = """import contextlib, io, sys
@@ -50,25 +51,14 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
 def stdin_variants(text: str, limit: int = 24, non_negative: bool = False) -> list[str]:
     """Texts one number token away from `text` (`1 2\\n` -> `2 2\\n`, `1 3\\n`, ...), one
     token changed in each, steps of every token before a second step of any."""
-    spans = [m.span() for m in _NUMBER.finditer(text)]
     steps = []
-    for start, end in spans:
-        v = int(text[start:end])
+    for m in _NUMBER.finditer(text):
+        start, end = m.span()
+        v = int(m.group())
         options = [v + 1, v - 1, 2 * v, 0, 2 * v + 1]
-        steps.append([(start, end, o) for o in options if o != v and (o >= 0 or not non_negative)])
-    out, seen = [], {text}
-    for group in zip_longest(*steps):
-        for step in group:
-            if step is None:
-                continue
-            start, end, value = step
-            new = f"{text[:start]}{value}{text[end:]}"
-            if new not in seen:
-                seen.add(new)
-                out.append(new)
-                if len(out) >= limit:
-                    return out
-    return out
+        steps.append([f"{text[:start]}{o}{text[end:]}" for o in options
+                      if o != v and (o >= 0 or not non_negative)])  # fmt: skip
+    return spread(steps, {text}, limit)
 
 
 def same_stdout(a: str, b: str) -> bool:
@@ -79,7 +69,7 @@ def same_stdout(a: str, b: str) -> bool:
 def strengthen_stdio(task: Any, verifier: Any, out: Any, *, per_task: int = 8,
                      synthesized: int = 20, mutant_limit: int = 48) -> Any:  # fmt: skip
     """Fill `out` (a `Strengthened`) for a stdin/stdout task."""
-    from selfplay.strengthen.strengthen import _cover, mutant_timeout
+    from selfplay.strengthen.strengthen import keep, mutant_timeout, tally
 
     given = [t["input"] for t in task.tests if isinstance(t, dict)]
     negative = any(int(m.group()) < 0 for g in given for m in _NUMBER.finditer(g))
@@ -107,36 +97,15 @@ def strengthen_stdio(task: Any, verifier: Any, out: Any, *, per_task: int = 8,
     ran = verifier.grade([{"id": f"r{i}", "program": RUNNER.format(source=p), "tests": [],
                            "calls": [f"_run({x!r})" for x in kept], "timeout_s": limit}
                           for i, p in enumerate(wrong)])  # fmt: skip
-    killers: list[set[int]] = [set() for _ in kept]
-    survivors = set()
-    for i, (o, r) in enumerate(zip(own, ran, strict=True)):
-        texts = _texts(r, kept)
-        differs = [
-            t is None or not same_stdout(t, expected[x]) for x, t in zip(kept, texts, strict=True)
-        ]
-        if o.status != "passed":
-            out.mutants += 1
-            out.killed_before += 1
-        elif r.status == "timeout":
-            continue  # its own pairs pass and some new input never returned: undecided
-        elif any(differs):
-            out.mutants += 1
-            survivors.add(i)
-            for j, d in enumerate(differs):
-                if d:
-                    killers[j].add(i)
-    chosen = _cover(killers, survivors, per_task)
-    tests = [{"input": kept[j], "output": expected[kept[j]]} for j in chosen]
-    if tests:
-        (check,) = verifier.grade([{"id": "check", "program": task.program, "tests": tests}])
-        if check.status != "passed":
-            out.reason = f"reference_fails: {check.detail[:200]}"
-            return out
-    out.tests = tests
-    out.killed_after = out.killed_before + len(set().union(*(killers[j] for j in chosen)))
-    if not tests:
-        out.reason = "nothing_to_kill" if not survivors else "no_discriminating_input"
-    return out
+    outcomes = []
+    for o, r in zip(own, ran, strict=True):
+        differs = [t is None or not same_stdout(t, expected[x])
+                   for x, t in zip(kept, _texts(r, kept), strict=True)]  # fmt: skip
+        # Its own pairs pass and some new input never returned: undecided.
+        outcomes.append((o.status != "passed", o.passed and r.status == "timeout", differs))
+    killers, survivors = tally(out, outcomes, len(kept))
+    return keep(out, verifier, task.program, killers, survivors, per_task,
+                lambda j: {"input": kept[j], "output": expected[kept[j]]})  # fmt: skip
 
 
 def _texts(verdict: Any, calls: list[Any]) -> list[str | None]:

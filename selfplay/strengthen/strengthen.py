@@ -125,28 +125,48 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
          "calls": [f"{entry}({args})" for args in kept], "timeout_s": limit}
         for i, m in enumerate(candidates)
     ])  # fmt: skip
-    killers: list[set[int]] = [set() for _ in kept]  # input -> wrong mutants it kills
-    survivors = set()
-    for i, v in enumerate(verdicts):
+    outcomes = []
+    for v in verdicts:
         outputs = _outputs(v, kept)
         differs = [not _same(o, expected[args]) for args, o in zip(kept, outputs, strict=True)]
-        if v.status == "timeout" and v.tests_passed == v.tests_total:
-            continue  # the tests passed and some call never returned: which one is unknown
-        if v.status != "passed":
+        # The tests passed and some call never returned: which one is unknown.
+        undecided = v.status == "timeout" and v.tests_passed == v.tests_total
+        outcomes.append((v.status != "passed", undecided, differs))
+    killers, survivors = tally(out, outcomes, len(kept))
+    out.attempts_wrong = sum(candidates[i].operator == "attempt" for i in survivors)
+    return keep(out, verifier, task.program, killers, survivors, per_task,
+                lambda j: _test(entry, kept[j], expected[kept[j]]))  # fmt: skip
+
+
+def tally(out: Strengthened, outcomes: Any, inputs: int) -> tuple[list[set[int]], set[int]]:
+    """Count the wrong candidates into `out` from each one's (failed its tests, undecided,
+    differs from the reference per input); the candidates each input kills, and the wrong
+    ones the task's own tests let through."""
+    killers: list[set[int]] = [set() for _ in range(inputs)]
+    survivors = set()
+    for i, (failed, undecided, differs) in enumerate(outcomes):
+        if undecided:
+            continue
+        if failed:
             out.mutants += 1
             out.killed_before += 1
         elif any(differs):
             out.mutants += 1
-            out.attempts_wrong += candidates[i].operator == "attempt"
             survivors.add(i)
             for j, d in enumerate(differs):
                 if d:
                     killers[j].add(i)
+    return killers, survivors
+
+
+def keep(out: Strengthened, verifier: Any, reference: str, killers: list[set[int]],
+         survivors: set[int], per_task: int, test_for: Any) -> Strengthened:  # fmt: skip
+    """The fewest inputs that kill the most survivors, as tests (`test_for(input index)`),
+    kept once the reference passes them all: checked, not assumed."""
     chosen = _cover(killers, survivors, per_task)
-    tests = [_test(entry, kept[j], expected[kept[j]]) for j in chosen]
-    # The reference passes every kept test: checked, not assumed.
+    tests = [test_for(j) for j in chosen]
     if tests:
-        (check,) = verifier.grade([{"id": "check", "program": task.program, "tests": tests}])
+        (check,) = verifier.grade([{"id": "check", "program": reference, "tests": tests}])
         if check.status != "passed":
             out.reason = f"reference_fails: {check.detail[:200]}"
             return out
