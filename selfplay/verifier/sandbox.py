@@ -32,7 +32,7 @@ from selfplay.verifier.bwrap import (
     sandbox_sys_path,
 )
 from selfplay.verifier.inside.rowprocs import REPLY, USAGE
-from selfplay.verifier.readable import DEFAULT_PACKAGES, Readable
+from selfplay.verifier.readable import Readable, default_packages
 
 # argv: [paths (JSON), package name, config (JSON)]
 _BOOT = (
@@ -104,7 +104,8 @@ class Worker:
     preload: tuple[str, ...] = ()
     cgroup: object | None = None
     scratch_mb: int = 128
-    # What rows may read (`readable.readable`); None in the degraded mode, which reads the host.
+    # What rows may read (`bwrap.sandbox_readable`), read into memory by the Verifier; the
+    # degraded mode reads the host.
     readable: Readable | None = None
     # Passed to the zygote as they are (`seccomp_notify: False`: what a kernel before 5.0
     # does, without the filter's listener).
@@ -141,7 +142,10 @@ class Worker:
         config.update(self.zygote_options)
         if self.use_bwrap:
             mounts = root_mounts()
-            readable = self.readable or sandbox_readable(DEFAULT_PACKAGES)
+            readable = self.readable
+            if readable is None:  # a worker made on its own, not by a Verifier: the same
+                readable = sandbox_readable(default_packages())  # set, read before rows run
+                readable.keep_warm()
             prefix, env = bwrap_command(python, mounts, readable, self.scratch_mb), {}
             root, package = os.path.dirname(MOUNT_POINT), os.path.basename(MOUNT_POINT)
             paths = [root, *sandbox_sys_path(mounts)]
