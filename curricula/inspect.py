@@ -17,6 +17,7 @@ import pandas as pd
 from curricula.frontier import frontier_mask
 from curricula.graph import DifficultyGraph
 from curricula.posterior import estimate
+from task_bank.vectors import NearDupIndex
 
 if TYPE_CHECKING:
     from task_bank.store import Bank
@@ -54,8 +55,6 @@ def read_bank(
 def _neighbours(
     bank: Bank, known: set[str], knn: int, min_similarity: float
 ) -> dict[str, list[tuple[str, float]]]:
-    from selfplay.admission.dedup import NearDupIndex
-
     keys, vectors = bank.vectors()
     if len(keys) < 2 or knn < 1:
         return {}

@@ -69,7 +69,7 @@ def import_(
     from pydantic import ValidationError
 
     from selfplay.admission import AdmissionConfig
-    from task_bank.importers import SourceError, read_source
+    from selfplay.admission.importers import SourceError, read_source
 
     try:
         config = AdmissionConfig(near_dup_threshold=near_dup_threshold, timeout_s=timeout)
@@ -405,7 +405,7 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines on stdout.")] = False,
 ) -> None:
     """Tasks matching filters, with attempts and solve rate."""
-    from task_bank.schema import KINDS
+    from selfplay.admission.schema import KINDS
     from task_bank.stats import SORTS, count_matching, listing
 
     if kind is not None and kind not in KINDS:

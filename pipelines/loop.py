@@ -166,13 +166,13 @@ def _size(path: Path) -> str:
 def _run(cfg: Any, bank_path: Path | None) -> tuple[list[Any], Path, Path]:
     from pipelines.progress import Progress
     from pipelines.train import quiet_libraries
+    from selfplay.admission.importers import SourceError
     from selfplay.backends.base import BackendError
     from selfplay.engine import make_run_verifier
     from selfplay.engine.loop import Loop
     from selfplay.training import TrainDataError, TrainError
     from selfplay.verifier import IsolationUnavailable
     from selfplay.verifier.connect import RayUnavailable
-    from task_bank.importers import SourceError
     from task_bank.store import Bank, BankError, default_bank_path
 
     quiet_libraries()

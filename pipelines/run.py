@@ -117,11 +117,11 @@ def run(
 def _run(cfg: Any, bank_path: Path | None) -> None:
     from pipelines.console import stderr, stdout
     from pipelines.progress import Progress
+    from selfplay.admission.importers import SourceError
     from selfplay.backends.base import BackendError
     from selfplay.engine import SelfPlay, make_run_verifier, metrics_path
     from selfplay.verifier import IsolationUnavailable
     from selfplay.verifier.connect import RayUnavailable
-    from task_bank.importers import SourceError
     from task_bank.store import Bank, BankError
 
     try:

@@ -2,7 +2,7 @@
 
 The record every layer passes around (kinds, admission, the bank, exports, training),
 so it sits at the bottom and imports nothing from the rest of selfplay. Reading one from
-an untrusted row is `task_bank.schema.parse_task`.
+an untrusted row is `selfplay.admission.schema.parse_task`.
 """
 
 from __future__ import annotations

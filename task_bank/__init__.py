@@ -13,22 +13,10 @@ with Verifier(workers=2) as v, Bank("selfplay.db") as bank:
 ```
 """
 
-from task_bank.importers import SourceError, read_source
-from task_bank.schema import KINDS, InvalidTask, Task, parse_task
 from task_bank.store import Attempt, Bank, BankError, Rejection
 from task_bank.training import ModelRecord, Proposal
 
-__all__ = [
-    "KINDS",
-    "Attempt",
-    "Bank",
-    "BankError",
-    "InvalidTask",
-    "ModelRecord",
-    "Proposal",
-    "Rejection",
-    "SourceError",
-    "Task",
-    "parse_task",
-    "read_source",
-]
+# Only the records the bank stores. Parsing untrusted rows and reading sources are
+# admission's (`selfplay.admission.schema`, `selfplay.admission.importers`): the bank sits
+# below admission and never imports it.
+__all__ = ["Attempt", "Bank", "BankError", "ModelRecord", "Proposal", "Rejection"]

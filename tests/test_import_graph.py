@@ -86,3 +86,32 @@ def test_the_task_record_and_the_verifier_sit_below_the_bank():
     for low in ("selfplay.task", "selfplay.verifier", "selfplay.kinds"):
         assert "task_bank" not in nx.descendants(graph, low), f"{low} imports the bank"
     assert "selfplay.engine" not in below and "pipelines" not in below
+
+
+# The top-level packages are layers too: pipelines (the CLI) over selfplay, selfplay over the
+# bank, the bank and the curriculum at the bottom. The bank stores records, so it may import
+# the record types it stores (`selfplay.task`) and nothing else of selfplay; parsing untrusted
+# rows and reading sources are admission's, above it.
+RECORDS = {"selfplay.task"}
+
+
+def test_the_bank_imports_of_selfplay_only_the_records_it_stores():
+    graph = import_graph()
+    reached = {n for n in nx.descendants(graph, "task_bank") if n.startswith("selfplay")}
+    assert reached <= RECORDS, f"task_bank reaches {sorted(reached - RECORDS)}"
+    assert not set(graph.predecessors("task_bank")) <= {"pipelines"}, "nothing uses the bank?"
+
+
+def test_admission_sits_above_the_bank_with_no_arrow_back():
+    graph = import_graph()
+    assert graph.has_edge("selfplay.admission", "task_bank")
+    assert not nx.has_path(graph, "task_bank", "selfplay.admission")
+
+
+def test_the_curriculum_never_imports_selfplay():
+    graph = import_graph()
+    direct = sorted(n for n in graph.successors("curricula") if n.startswith("selfplay"))
+    assert not direct, f"curricula imports {direct} in " + "; ".join(
+        ", ".join(sorted(graph.edges["curricula", n]["files"])) for n in direct
+    )
+    assert "pipelines" not in nx.descendants(graph, "curricula")

@@ -1,6 +1,6 @@
 """Admission: the one chain a candidate task passes before it enters the bank.
 
-Sources (an import read by `task_bank.importers`, the proposer's parsed proposals)
+Sources (an import read by `selfplay.admission.importers`, the proposer's parsed proposals)
 make `Candidate`s; `Admission.admit` runs every step in one place (static steps, two
 runs of each program, the kind's check, exact and near dedup, decontamination) and
 writes the admitted tasks and every rejection in one transaction. See `chain` for the

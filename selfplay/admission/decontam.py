@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from selfplay.admission.importers import read_humaneval
 from selfplay.admission.normalize import ast_hash, code_tokens, word_tokens
 from selfplay.task import Task
-from task_bank.importers import read_humaneval
 
 
 def _ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:

@@ -14,10 +14,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from selfplay import kinds
-from selfplay.admission.dedup import NearDupIndex, Vectorizer
+from selfplay.admission.dedup import Vectorizer
 from selfplay.admission.examples import same_value
 from selfplay.task import Task
 from task_bank.store import Bank, BankError
+from task_bank.vectors import NearDupIndex
 
 
 class Grader(Protocol):

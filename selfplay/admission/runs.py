@@ -17,8 +17,8 @@ from typing import Any
 from selfplay import kinds
 from selfplay.admission.candidate import Candidate, Reason
 from selfplay.admission.examples import inputs_from_tests, is_literal, same_value
+from selfplay.admission.schema import parse_task
 from selfplay.task import InvalidTask
-from task_bank.schema import parse_task
 
 
 def test_of(entry_point: str, args: str, output: str) -> str:

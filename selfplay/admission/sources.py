@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 
 from selfplay.admission.candidate import AdmissionReport, Candidate
 from selfplay.admission.chain import Admission
+from selfplay.admission.importers import Candidates, read_source
 from selfplay.task import Task
-from task_bank.importers import Candidates, read_source
 
 
 def admit_candidates(

@@ -20,7 +20,7 @@ from selfplay.kinds.base import ROLES, Kind
 from selfplay.task import Task
 
 KINDS: dict[str, Kind] = {}
-# A live view, so that a module holding it (`task_bank.schema`, the configs) sees a kind
+# A live view, so that a module holding it (`selfplay.admission.schema`, the configs) sees a kind
 # registered after it was imported.
 NAMES = KINDS.keys()
 _NAME = re.compile(r"[a-z][a-z0-9_]*")

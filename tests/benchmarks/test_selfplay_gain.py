@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from selfplay.admission.normalize import ast_hash
+from selfplay.admission.schema import parse_task
 from selfplay.config import TrainConfig
 from selfplay.training.data import solver_items
-from task_bank.schema import parse_task
 from task_bank.store import Bank
 
 ROOT = Path(__file__).resolve().parents[2]

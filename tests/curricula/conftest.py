@@ -11,10 +11,11 @@ import pytest
 from bank_samples import add_tasks
 
 from selfplay.admission.dedup import Vectorizer
-from task_bank.schema import parse_task
+from selfplay.admission.importers import SEEDS_PATH
+from selfplay.admission.schema import parse_task
 from task_bank.store import Attempt, Bank
 
-SEEDS = Path(__file__).parents[2] / "task_bank" / "data" / "seeds.jsonl"
+SEEDS = SEEDS_PATH
 
 
 def seed_rows() -> list[dict]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from bank_samples import add_tasks
@@ -13,10 +12,11 @@ from typer.testing import CliRunner
 from curricula import scheduler_names
 from curricula.graph_store import load_graph
 from pipelines.cli import app
-from task_bank.schema import parse_task
+from selfplay.admission.importers import SEEDS_PATH
+from selfplay.admission.schema import parse_task
 from task_bank.store import Bank
 
-SEEDS = Path(__file__).parents[2] / "task_bank" / "data" / "seeds.jsonl"
+SEEDS = SEEDS_PATH
 runner = CliRunner()
 SMALL = ["--tasks", "300", "--heldout", "100", "--max-rollouts", "80000", "--lr", "0.03"]
 SCHEDULERS = ["uniform", "easy_to_hard", "dapo_filter", "learnability", "plr", "frontier"]

@@ -52,7 +52,7 @@ def add_tasks(bank, tasks, **options):
 def io_task(kind: str, program: str, inputs: list[str], outputs: list[str], **extra):
     """A bank task of `kind` whose program `f` maps each input to its output: tests and
     examples both, validated by the bank's own reader."""
-    from task_bank.schema import parse_task
+    from selfplay.admission.schema import parse_task
 
     row = {
         "kind": kind,

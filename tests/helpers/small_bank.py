@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from selfplay.admission import Admission, AdmissionConfig
+from selfplay.admission.schema import parse_task
 from selfplay.verifier import Verifier
-from task_bank.schema import parse_task
 from task_bank.store import Bank
 
 

@@ -14,8 +14,8 @@ from terminal import run_on_terminal
 
 from pipelines.loop import table
 from selfplay.admission import Admission, AdmissionConfig
+from selfplay.admission.schema import parse_task
 from selfplay.verifier import Verifier
-from task_bank.schema import parse_task
 from task_bank.store import Bank
 
 LONG = "return sum(xs) + len([x for x in xs if 0 < x < 1000 and x % 2 == 0 and x not in (17, 19)])"

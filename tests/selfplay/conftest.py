@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from task_bank.importers import read_source
+from selfplay.admission.importers import read_source
 
 # The shared reward pool reads its size from here; two workers suit a small CI machine.
 os.environ.setdefault("SELFPLAY_REWARD_WORKERS", "2")

@@ -23,7 +23,7 @@ WRITER = textwrap.dedent(
     import sys
     import numpy as np
     from selfplay.admission.dedup import keys
-    from task_bank.schema import parse_task
+    from selfplay.admission.schema import parse_task
     from task_bank.store import Attempt, Bank
 
     bank = Bank(sys.argv[1])

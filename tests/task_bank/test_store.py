@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 from bank_samples import add_tasks
 
+from selfplay.admission.schema import parse_task
 from task_bank.migrations import MIGRATIONS, SCHEMA_VERSION
-from task_bank.schema import parse_task
 from task_bank.store import Attempt, Bank, BankError, Rejection
 
 

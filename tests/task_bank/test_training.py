@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bank_samples import add_tasks
 
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
 from task_bank.store import Attempt, Bank
 from task_bank.training import ModelRecord, Proposal
 

@@ -9,7 +9,7 @@ import pytest
 from bank_samples import codegen_row
 
 from selfplay.admission import Admission, AdmissionConfig, Candidate, degenerate
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
 
 
 class Counting:

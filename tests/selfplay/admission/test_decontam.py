@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from selfplay.admission.decontam import humaneval_decontaminator
-from task_bank.importers import read_humaneval
-from task_bank.schema import parse_task
+from selfplay.admission.importers import read_humaneval
+from selfplay.admission.schema import parse_task
 
 PROBLEM = read_humaneval()[3]  # below_zero
 

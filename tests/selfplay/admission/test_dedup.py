@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from bank_samples import SUM_EVENS, SUM_ODDS, codegen_row
 
-from selfplay.admission.dedup import NearDupIndex, Vectorizer
+from selfplay.admission.dedup import Vectorizer
 from selfplay.admission.normalize import ast_hash
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
+from task_bank.vectors import NearDupIndex
 
 RENAMED = """def add_up_evens(values):
     acc = 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from selfplay.admission import Admission, AdmissionConfig
 from selfplay.admission.degenerate import PROBES, program
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
 
 
 def _task(tid: str, program_: str, entry: str, tests: list[str]):

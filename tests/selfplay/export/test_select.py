@@ -86,7 +86,7 @@ def test_options_reject_unknown_fields_and_contradictions():
 
 def test_tasks_of_one_program_share_a_side_of_the_random_split(tmp_path):
     from selfplay.admission.normalize import ast_hash
-    from task_bank.schema import parse_task
+    from selfplay.admission.schema import parse_task
 
     # 12 programs, each under 3 inputs and 3 spellings (names and a docstring aside, one
     # program): a test task whose program is in train under another input is not held out.
@@ -126,7 +126,7 @@ def test_tasks_of_one_program_share_a_side_of_the_random_split(tmp_path):
 
 def test_split_by_family_holds_whole_families_out_and_their_programs_with_them(tmp_path):
     from selfplay.admission.normalize import ast_hash
-    from task_bank.schema import parse_task
+    from selfplay.admission.schema import parse_task
 
     def task(tid: str, program: str, family: str | None) -> object:
         return parse_task({

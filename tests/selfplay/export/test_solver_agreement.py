@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from selfplay.admission.importers import read_source
 from selfplay.backends.scripted import ScriptedBackend
 from selfplay.config import SolverConfig
 from selfplay.export import ExportOptions, export_bank
 from selfplay.kinds.fences import as_response
 from selfplay.rewards import GroundTruth, grade_responses
 from selfplay.solver import Solver, solver_prompt
-from task_bank.importers import read_source
 from task_bank.store import Bank
 
 

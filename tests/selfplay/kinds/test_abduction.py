@@ -1,7 +1,7 @@
 """The abduction prompt: the target output, and the form of an answer without the answer."""
 
 from selfplay import kinds
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
 
 
 def task(examples):

@@ -11,12 +11,12 @@ import pytest
 
 from selfplay import kinds
 from selfplay.admission import Admission
+from selfplay.admission.schema import parse_task
 from selfplay.export import export_bank
 from selfplay.kinds import KindError
 from selfplay.prompts import render
 from selfplay.rewards import GroundTruth, grade_responses
 from selfplay.solver import solver_prompt
-from task_bank.schema import parse_task
 
 # "reverse": shown a sequence, write it reversed; the answer is a Python literal, compared
 # with the output the verifier computed by running the task's program at admission.

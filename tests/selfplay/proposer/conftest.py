@@ -1,8 +1,8 @@
 import pytest
 
 from selfplay.admission import Admission, AdmissionConfig
+from selfplay.admission.schema import parse_task
 from selfplay.backends.base import Backend, Completion
-from task_bank.schema import parse_task
 
 QUOTES = '"""'
 

@@ -6,9 +6,9 @@ import pytest
 
 from selfplay.admission import Admission, AdmissionConfig
 from selfplay.admission.decontam import Decontaminator
+from selfplay.admission.schema import parse_task
 from selfplay.config import ProposerConfig
 from selfplay.proposer import Proposer
-from task_bank.schema import parse_task
 
 INPUTS = "1)\nf(2)\nf(3)\nf(-4)\nf(10)\n"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from bank_samples import CLAMP
 
+from selfplay.admission.schema import parse_task
 from selfplay.strengthen.discrimination import discrimination
-from task_bank.schema import parse_task
 
 
 def task(tests: list[str], id_: str):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from bank_samples import CLAMP
 
+from selfplay.admission.schema import parse_task
 from selfplay.strengthen import degenerate, mutants
 from selfplay.strengthen.strengthen import strengthen
-from task_bank.schema import parse_task
 
 
 def weak_task():

@@ -7,8 +7,8 @@ import pytest
 from bank_samples import add_tasks, codegen_row
 
 from curricula import make_scheduler
+from selfplay.admission.schema import parse_task
 from selfplay.training.rollouts import CurriculumSampler
-from task_bank.schema import parse_task
 from task_bank.store import Attempt
 
 

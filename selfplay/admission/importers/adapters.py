@@ -1,6 +1,6 @@
 """Adapters from common public dataset shapes to the task row format.
 
-Each adapter turns one record into a row dict (see `task_bank.schema`). A record of
+Each adapter turns one record into a row dict (see `selfplay.admission.schema`). A record of
 the right shape that still cannot become a task (no reference program, tests that need
 pytest fixtures) raises `Unsupported`, which is counted as a rejection; a record of
 the wrong shape raises `InvalidTask`, which makes the whole file malformed.
@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from task_bank.schema import InvalidTask
+from selfplay.admission.schema import InvalidTask
 
 
 class Unsupported(ValueError):

@@ -1,4 +1,4 @@
-"""The bundled seed set (task_bank/data/seeds.jsonl) is a correct, varied task file.
+"""The bundled seed set (selfplay/admission/importers/seeds.jsonl) is a correct, varied task file.
 
 Every reference program is graded by the real sandboxed verifier against its own tests, and
 every stored example output is recomputed by running the program, so a seed whose answer
@@ -15,9 +15,9 @@ from collections import Counter
 import pytest
 
 from selfplay.admission.decontam import humaneval_decontaminator
+from selfplay.admission.importers import SEEDS_PATH
 from selfplay.admission.normalize import ast_hash
-from task_bank.importers import SEEDS_PATH
-from task_bank.schema import parse_task
+from selfplay.admission.schema import parse_task
 
 KINDS = ("codegen", "deduction", "abduction", "induction")
 SKILLS = {

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from task_bank.importers.adapters import SHAPES, Unsupported, detect_shape
-from task_bank.schema import InvalidTask, Task, parse_task
+from selfplay.admission.importers.adapters import SHAPES, Unsupported, detect_shape
+from selfplay.admission.schema import InvalidTask, Task, parse_task
 from task_bank.store import Rejection
 
 
@@ -32,7 +32,7 @@ def read_humaneval() -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-SEEDS_PATH = Path(__file__).resolve().parent.parent / "data" / "seeds.jsonl"
+SEEDS_PATH = Path(__file__).resolve().parent / "seeds.jsonl"
 NAMED_SOURCES = ("humaneval", "seeds")
 
 

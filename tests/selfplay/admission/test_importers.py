@@ -8,8 +8,8 @@ import pytest
 from bank_samples import SUM_EVENS, codegen_row, write_jsonl
 
 from selfplay.admission import import_source
-from task_bank.importers import SEEDS_PATH, SourceError, read_source
-from task_bank.schema import KINDS
+from selfplay.admission.importers import SEEDS_PATH, SourceError, read_source
+from selfplay.admission.schema import KINDS
 
 MBPP = [
     {

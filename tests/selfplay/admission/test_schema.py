@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from task_bank.schema import InvalidTask, parse_task
+from selfplay.admission.schema import InvalidTask, parse_task
 
 ROW = {
     "kind": "deduction",
