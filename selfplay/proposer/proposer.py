@@ -24,7 +24,7 @@ from selfplay.admission import Admission, Candidate
 from selfplay.backends.base import Backend, Prompt, Sampling, engine_name
 from selfplay.backends.models import model_label
 from selfplay.config import ProposerConfig
-from selfplay.prompts import render
+from selfplay.prompts import propose, render
 from selfplay.proposer.parse import inputs_from, program_from
 from selfplay.proposer.repair import (
     DOCSTRING_END,
@@ -198,9 +198,7 @@ class Proposer:
             f"Puzzle {i + 1}:\n{_show_reference(t, self.config.reference_chars)}"
             for i, t in enumerate(references)
         )
-        return render(
-            f"proposer_{kind}", references=shown or "(none yet)", max_lines=self.config.max_lines
-        )
+        return propose(kind, references=shown or "(none yet)", max_lines=self.config.max_lines)
 
     def _programs(
         self, requests: dict[str, list[Task]], round_id: int | None, first: dict[str, int]

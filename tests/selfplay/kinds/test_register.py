@@ -14,7 +14,7 @@ from selfplay.admission import Admission
 from selfplay.admission.schema import parse_task
 from selfplay.export import export_bank
 from selfplay.kinds import KindError
-from selfplay.prompts import render
+from selfplay.prompts import propose
 from selfplay.rewards import GroundTruth, grade_responses
 from selfplay.solver import solver_prompt
 
@@ -113,7 +113,7 @@ def test_a_registered_kind_is_admitted_solved_graded_and_exported(reverse, bank,
         "A reverse task.\n\nReverse `[1, 2, 'a']`. "
         "Reply with the reversed value in one ```python block.\n"
     )
-    proposal = render("proposer_reverse", references="(none yet)")
+    proposal = propose("reverse", references="(none yet)")
     assert proposal.prefill == "```python\ndef f("
     assert "(none yet)" in proposal.messages[-1]["content"]
 
