@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from task_bank.columns import Columns
 from task_bank.errors import BankError
 
 if TYPE_CHECKING:
@@ -36,6 +37,22 @@ class Attempt:
     signals: list[str] = field(default_factory=list)
     # "sandbox", or "none" where the attempt's code ran without one (explicitly asked for).
     isolation: str = "sandbox"
+
+
+ATTEMPT = Columns(
+    names=tuple(
+        (
+            "task_id solver answer status passed reward round_id step created_at signals isolation"
+        ).split()
+    ),
+    encode={
+        "passed": int,
+        "step": int,
+        "signals": lambda s: json.dumps(sorted(set(s))),
+        # Only the two words the bank knows; anything else is stored as unprotected.
+        "isolation": lambda i: i if i in ("sandbox", "none") else "none",
+    },
+)
 
 
 class AttemptTables:
@@ -90,28 +107,11 @@ class AttemptTables:
     def add_attempts(self, attempts: Iterable[Attempt]) -> None:
         """Record attempts and update the per-task, per-solver counters, atomically."""
         now = time.time()
-        rows = [
-            (
-                a.task_id,
-                a.solver,
-                a.answer,
-                a.status,
-                int(a.passed),
-                a.reward,
-                a.round_id,
-                int(a.step),
-                a.created_at or now,
-                json.dumps(sorted(set(a.signals))),
-                a.isolation if a.isolation in ("sandbox", "none") else "none",
-            )
-            for a in attempts
-        ]
+        rows = [ATTEMPT.row(a, created_at=a.created_at or now) for a in attempts]
         with self._write() as c:
             try:
                 c.executemany(
-                    "INSERT INTO attempts (task_id, solver, answer, status, passed, reward, "
-                    "round_id, step, created_at, signals, isolation) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    ATTEMPT.insert("attempts"),
                     rows,
                 )
             except sqlite3.IntegrityError:

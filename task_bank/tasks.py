@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from selfplay.task import Task
+from task_bank.columns import Columns, from_json_or_none, json_or_none
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,34 +31,31 @@ class Rejection:
     detail: str = ""
 
 
-_TASK_COLUMNS = (
-    "id, kind, prompt, program, entry_point, tests, examples, tags, metadata, source, "
-    "parent_ids, proposer, round_id, created_at, verified_at, deterministic, contaminated, "
-    "strengthened"
+_JSON = ("tests", "examples", "tags", "metadata", "parent_ids")
+TASK = Columns(
+    names=tuple(
+        (
+            "id kind prompt program entry_point tests examples tags metadata source "
+            "parent_ids proposer round_id created_at verified_at deterministic contaminated "
+            "strengthened"
+        ).split()
+    ),
+    encode={
+        **dict.fromkeys(_JSON, json.dumps),
+        "deterministic": lambda d: None if d is None else int(d),
+        "strengthened": json_or_none,
+    },
+    decode={
+        **dict.fromkeys(_JSON, json.loads),
+        "deterministic": lambda d: None if d is None else bool(d),
+        "strengthened": from_json_or_none,
+    },
 )
+_TASK_COLUMNS = TASK.sql
 
 
 def _task_from_row(r: tuple) -> Task:
-    return Task(
-        id=r[0],
-        kind=r[1],
-        prompt=r[2],
-        program=r[3],
-        entry_point=r[4],
-        tests=json.loads(r[5]),
-        examples=json.loads(r[6]),
-        tags=json.loads(r[7]),
-        metadata=json.loads(r[8]),
-        source=r[9],
-        parent_ids=json.loads(r[10]),
-        proposer=r[11],
-        round_id=r[12],
-        created_at=r[13],
-        verified_at=r[14],
-        deterministic=None if r[15] is None else bool(r[15]),
-        contaminated=r[16],
-        strengthened=None if r[17] is None else json.loads(r[17]),
-    )
+    return Task(**TASK.fields(r))
 
 
 class TaskTables:
@@ -90,25 +88,8 @@ class TaskTables:
         """
         now = time.time()
         rows = [
-            (
-                t.id,
-                t.kind,
-                t.prompt,
-                t.program,
-                t.entry_point,
-                json.dumps(t.tests),
-                json.dumps(t.examples),
-                json.dumps(t.tags),
-                json.dumps(t.metadata),
-                t.source,
-                json.dumps(t.parent_ids),
-                t.proposer,
-                t.round_id,
-                t.created_at or now,
-                t.verified_at,
-                None if t.deterministic is None else int(t.deterministic),
-                t.contaminated,
-                None if t.strengthened is None else json.dumps(t.strengthened),
+            TASK.row(t, created_at=t.created_at or now)
+            + (
                 content_hashes[i] if content_hashes else t.content_hash(),
                 ast_hashes[i],
                 dedup_keys[i],
@@ -120,9 +101,8 @@ class TaskTables:
             # the old maximum are exactly the ones this call inserted.
             before = c.execute("SELECT COALESCE(MAX(key), 0) FROM tasks").fetchone()[0]
             c.executemany(
-                f"INSERT INTO tasks ({_TASK_COLUMNS}, content_hash, ast_hash, dedup_key) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
+                TASK.insert("tasks", "content_hash", "ast_hash", "dedup_key")
+                + " ON CONFLICT DO NOTHING",
                 rows,
             )
             inserted = dict(c.execute("SELECT id, key FROM tasks WHERE key > ?", (before,)))
