@@ -15,7 +15,7 @@ a bank begun before the rename.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -90,12 +90,12 @@ class Runner:
         self.progress, self.seed, self.label = progress, seed, label
         self.on_step = on_step or (lambda id_, step, report: None)
 
-    def context(self, id_: int, steps: list[Step]) -> Context:
+    def context(self, id_: int, steps: Sequence[Step]) -> Context:
         progress = self.progress if self.label is None else prefixed(self.progress, self.label(id_))
         return Context(self.owner, id_, list(steps), self.journal, progress, self.seed,
                        self.on_step)  # fmt: skip
 
-    def run(self, id_: int, steps: list[Step]) -> Context:
+    def run(self, id_: int, steps: Sequence[Step]) -> Context:
         """Run the steps of round or iteration `id_` that the journal does not hold yet."""
         ctx = self.context(id_, steps)
         for step in ctx.steps:
@@ -103,7 +103,7 @@ class Runner:
                 ctx.commit(step.name, step.run(ctx))
         return ctx
 
-    def pending(self, id_: int, steps: list[Step]) -> list[Step]:
+    def pending(self, id_: int, steps: Sequence[Step]) -> list[Step]:
         """The steps of round or iteration `id_` that a run would still do, in order."""
         committed = self.journal.all().get(id_, {})
         return [s for s in steps if s.name not in committed]
