@@ -194,24 +194,24 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
     hacks = hack_signals(bank)
     rows = []
     for iteration, steps in sorted(bank.journal("loop").all().items()):
-        if "eval" not in steps:
+        if Evaluate.name not in steps:
             continue
-        ev = steps["eval"]
+        ev = steps[Evaluate.name]
         row = IterationRow(iteration, ev["model"], bank_tasks=ev.get("bank_tasks", 0))
         for name, key in (("held_out", "held_out"), ("humaneval", "humaneval")):
             if name in ev:
                 setattr(row, key, ev[name]["pass_at_k"].get("pass@1"))
                 setattr(row, f"{key}_interval", ev[name].get("pass@1_interval"))
-        if "round" in steps:
-            summary = steps["round"]["summary"] or {}
-            row.round = steps["round"]["round"]
+        if PlayRound.name in steps:
+            summary = steps[PlayRound.name]["summary"] or {}
+            row.round = steps[PlayRound.name]["round"]
             row.admitted = summary.get("admitted", 0)
             row.bank_tasks = summary.get("bank_tasks", 0)
             row.yield_rate = summary.get("yield_rate")
             row.frontier_yield = summary.get("frontier_yield")
             row.diversity = summary.get("diversity")
             row.warnings = list(summary.get("warnings", []))
-        solver = steps.get("train.solver") or {}
+        solver = steps.get(TrainSolver.name) or {}
         row.train_steps = solver.get("steps", 0)
         log = solver.get("log") or []
         rewards = [x["reward"] for x in log if "reward" in x]
@@ -223,7 +223,7 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
             str(solver.get("model_id")))]  # fmt: skip
         n = sum(x["attempts"] for x in seen if x)
         row.hack_signal_rate = sum(x["with_signals"] for x in seen if x) / n if n else None
-        proposer = steps.get("train.proposer") or {}
+        proposer = steps.get(TrainProposer.name) or {}
         row.proposer = (
             (f"{proposer['steps']} step" + "s" * (proposer["steps"] != 1)) if "steps" in proposer else
             "skipped" if "skipped" in proposer else "-"
