@@ -15,6 +15,9 @@ from typing import Any
 
 from selfplay.config import RunConfig
 from selfplay.engine import health
+from selfplay.engine.steps.propose import Propose
+from selfplay.engine.steps.rewards import Rewards
+from selfplay.engine.steps.solve import Solve
 from selfplay.proposer.proposer import SOURCE
 from task_bank.store import Bank
 
@@ -67,7 +70,7 @@ def summarize(bank: Bank, config: RunConfig, round_id: int) -> RoundSummary:
     repaired: Counter = Counter()
     gen_seconds = 0.0
     for kind in config.kinds:
-        step = bank.journal("round").get(round_id, f"propose.{kind}") or {}
+        step = bank.journal("round").get(round_id, Propose(kind).name) or {}
         s.proposed += step.get("proposed", 0)
         rejected.update(step.get("rejected", {}))
         repaired.update(step.get("repaired", {}))
@@ -75,7 +78,7 @@ def summarize(bank: Bank, config: RunConfig, round_id: int) -> RoundSummary:
         s.tokens += step.get("tokens", 0)
         s.seconds += step.get("seconds", 0.0)
         gen_seconds += step.get("gen_seconds", 0.0)
-    for chunk in bank.journal("round").steps(round_id, "solve.chunk.").values():
+    for chunk in bank.journal("round").steps(round_id, Solve.CHUNK).values():
         s.tokens += chunk["tokens"]
         s.seconds += chunk["seconds"]
         gen_seconds += chunk["gen_seconds"]
@@ -86,7 +89,7 @@ def summarize(bank: Bank, config: RunConfig, round_id: int) -> RoundSummary:
     attempts, solved = totals[0][1:] if totals else (0, 0)
     s.attempts, s.solved = attempts, solved
     s.solve_rate = round(solved / attempts, 4) if attempts else None
-    rewards = (bank.journal("round").get(round_id, "rewards") or {}).get("proposer", {})
+    rewards = (bank.journal("round").get(round_id, Rewards.name) or {}).get("proposer", {})
     if rewards:
         values = [r["learnability"] for r in rewards.values()]
         s.mean_learnability = round(sum(values) / len(values), 4)
@@ -137,7 +140,7 @@ def proposer_rewards(bank: Bank, round_id: int | None = None) -> list[dict[str, 
     discrimination of its own tests (`selfplay.strengthen.discrimination`).
     """
     rows = []
-    for rid, step in bank.journal("round").everywhere("rewards"):
+    for rid, step in bank.journal("round").everywhere(Rewards.name):
         if round_id is not None and rid != round_id:
             continue
         for task_id, r in step["proposer"].items():

@@ -6,8 +6,8 @@ p = 0 and p = 1 (p = successes / attempts):
 - `absolute_zero`: 1 - p on 0 < p < 1 (Absolute Zero's proposer reward), largest for the
   hardest task the solver still solves sometimes.
 
-The round records it per new task (`selfplay.engine.rounds`, its `rewards` step); it is not the
-curriculum's E[p(1-p)] under a posterior (`curricula.posterior`'s `expected_variance`).
+The round records it per new task (its `rewards` step, `selfplay.engine.steps.rewards`); it is
+not the curriculum's E[p(1-p)] under a posterior (`curricula.posterior`'s `expected_variance`).
 """
 
 from __future__ import annotations

@@ -185,11 +185,11 @@ def test_without_a_fixed_count_waves_of_proposals_fill_the_budget(
     import itertools
     from types import SimpleNamespace
 
-    from selfplay.engine import rounds
+    from selfplay.engine.steps import propose
 
     # Every wave takes 0.2 s by the engine's clock, however fast this machine is: 7 fit 1.5 s.
     ticks = itertools.count()
-    monkeypatch.setattr(rounds, "time", SimpleNamespace(perf_counter=lambda: 0.2 * next(ticks)))
+    monkeypatch.setattr(propose, "time", SimpleNamespace(perf_counter=lambda: 0.2 * next(ticks)))
     shutil.copy(seeded, tmp_path / "bank.db")
     cfg = RunConfig.model_validate(
         {
@@ -270,7 +270,7 @@ class ChosenOnLoad(ScriptedBackend):
 def test_the_probe_size_follows_the_engine_a_backend_chooses_when_it_loads(
     seeded, tmp_path, verifier_3s
 ):
-    from selfplay.engine.rounds import PROBE_DEFAULT, PROBE_VLLM
+    from selfplay.engine.steps.propose import PROBE_DEFAULT, PROBE_VLLM
 
     shutil.copy(seeded, tmp_path / "bank.db")
     cfg = config().model_copy(deep=True)
