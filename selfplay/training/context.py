@@ -4,8 +4,9 @@ A method is a module with one function, `build(ctx: TrainContext) -> Job`, regis
 in `selfplay.methods`. `build` reads what the method trains on; a bank with nothing for it
 raises `TrainDataError` there, before the model is recorded. `train` then records the model,
 calls `job.run(ctx)`, and once the result is known `job.save(ctx.out)` writes the model
-directory; the marker that says the directory is complete and the bank's record of the
-finished model are `train`'s, the same for every method.
+directory. What surrounds them is `train`'s, the same for every method: the output
+directory's checks, resuming, removing `checkpoints/` once the model is saved, the marker
+that says the directory is complete, and the bank's record of the finished model.
 """
 
 from __future__ import annotations

@@ -142,7 +142,6 @@ class ExpertJob:
         for path in Path(self.model).iterdir():
             if path.name != DONE:
                 shutil.move(str(path), out / path.name)
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
 
 
 def build(ctx: TrainContext) -> ExpertJob:

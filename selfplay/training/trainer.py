@@ -302,6 +302,7 @@ def train(
         overhead=trained.overhead,
     )
     job.save(out)
+    shutil.rmtree(out / "checkpoints", ignore_errors=True)
     # The marker last: its presence means the directory is complete.
     tmp = out / f".{MARKER}.tmp"
     marker = {"id": model_id, "base": config.model, "result": result.to_dict()}

@@ -8,7 +8,6 @@ its LoRA adapter beside it.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,11 +103,10 @@ class TrlJob:
         )
 
     def save(self, out: Path) -> None:
-        """The merged model and tokenizer, the adapter beside them; checkpoints removed."""
+        """The merged model and tokenizer, the adapter beside them."""
         model = self.trainer.model
         if hasattr(model, "merge_and_unload"):  # a peft model: keep the adapter, fold it in
             model.save_pretrained(out / "adapter")
             model = model.merge_and_unload()
         model.save_pretrained(out)
         self.trainer.processing_class.save_pretrained(out)
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
