@@ -115,15 +115,14 @@ def run_trl(bank_path: Path, model: str, steps: int, out: Path) -> dict:
 
 def run_selfplay(bank_path: Path, model: str, steps: int, out: Path) -> dict:
     from selfplay.config import TrainConfig
-    from selfplay.training import train
-    from selfplay.training import trainer as trainer_module
+    from selfplay.training import train, trl_job
     from task_bank.store import Bank
 
     clock, times = _step_times()
-    original = trainer_module._callback
+    original = trl_job.progress_callback
 
-    def with_clock(progress, log):  # the run's own callback, and the clock beside it
-        callback = original(progress, log)
+    def with_clock(progress, log, doing=None):  # the run's own callback, and the clock beside it
+        callback = original(progress, log, doing)
         own_end = callback.on_step_end
 
         def on_step_end(*a, **k):
@@ -134,7 +133,7 @@ def run_selfplay(bank_path: Path, model: str, steps: int, out: Path) -> dict:
         callback.on_step_end = on_step_end
         return callback
 
-    trainer_module._callback = with_clock
+    trl_job.progress_callback = with_clock
     config = TrainConfig(method="grpo", model=model, max_steps=steps, save_steps=10_000,
                          grpo=GRPO)  # fmt: skip
     with Bank(bank_path) as bank:

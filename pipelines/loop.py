@@ -21,6 +21,7 @@ from pipelines.common import (
     plural,
     ray_session,
 )
+from selfplay import methods
 
 
 def _fail(message: str | Exception) -> typer.Exit:
@@ -78,7 +79,10 @@ def loop(
         str | None, typer.Option(help="Starting model (config: run.model.spec; default bundled).")
     ] = None,
     method: Annotated[
-        str | None, typer.Option(help="Solver training: grpo, sft or dpo (default sft).")
+        str | None,
+        typer.Option(
+            help=f"Solver training: {methods.either(methods.names('solver'))} (default sft)."
+        ),
     ] = None,
     curve: Annotated[
         Path | None, typer.Option(help="Learning-curve PNG (default: <bank>.loop.png).")

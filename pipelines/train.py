@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from pipelines.common import BankOption, ConfigOption, PrintConfigOption, failure, plural
+from selfplay import methods
 
 TRAIN_INSTALL = "pip install 'selfplay[train]'"
 
@@ -51,10 +52,7 @@ def quiet_libraries() -> None:
 def train(
     method: Annotated[
         str | None,
-        typer.Option(
-            help="grpo, sft, dpo or ei (expert iteration on the model's own verified attempts) "
-            "(config: method; default sft)."
-        ),
+        typer.Option(help=f"{methods.described()} (config: method; default sft)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Model directory to write (created).")
@@ -66,7 +64,10 @@ def train(
     ] = None,
     config: ConfigOption = None,
     role: Annotated[
-        str | None, typer.Option(help="solver (default) or proposer (method sft or dpo).")
+        str | None,
+        typer.Option(
+            help=f"solver (default) or proposer (method {methods.either(methods.names('proposer'))})."
+        ),
     ] = None,
     max_steps: Annotated[
         int | None, typer.Option(help="Optimizer steps (ei: per iteration).", min=1)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from selfplay import methods
 from selfplay.config.loading import (
     ConfigError,
     check_scheduler_options,
@@ -19,8 +20,6 @@ from selfplay.config.loading import (
     known_scheduler,
     load_yaml_config,
 )
-
-METHODS = ("grpo", "sft", "dpo", "ei")
 
 
 class LoraSettings(BaseModel):
@@ -140,11 +139,8 @@ class TrainConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["grpo", "sft", "dpo", "ei"] = Field(
-        "sft",
-        description="grpo, sft (verified solutions in the bank), dpo, or ei (expert iteration: "
-        "the model's own attempts, sampled and graded as it trains)",
-    )
+    # Any method registered in `selfplay.methods` (checked by `_known_method`).
+    method: str = Field("sft", description=methods.described())
     role: Literal["solver", "proposer"] = Field(
         "solver",
         description="train the solver (tasks) or the proposer (its proposals: sft or dpo)",
@@ -185,6 +181,13 @@ class TrainConfig(BaseModel):
         "where it runs (its CPU build too), else transformers",
     )
 
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, name: str) -> str:
+        if name not in methods.METHODS:
+            raise ValueError(f"Input should be {methods.choices()}")
+        return name
+
     @field_validator("grpo", "ei")
     @classmethod
     def _known_scheduler(cls, settings: Any) -> Any:
@@ -194,10 +197,11 @@ class TrainConfig(BaseModel):
 
     def check(self) -> TrainConfig:
         """Combinations no single field can refuse."""
-        if self.role == "proposer" and self.method in ("grpo", "ei"):
+        if self.role not in methods.get_method(self.method).roles:
+            needs = "needs solver tasks" if self.role == "proposer" else "trains the proposer only"
             raise ConfigError(
-                "the proposer role trains with method sft (its admitted, learnable programs) "
-                f"or dpo (pairs of its own proposals); {self.method} needs solver tasks"
+                f"the {self.role} role trains with method {methods.trained_on(self.role)}; "
+                f"{self.method} {needs}"
             )
         if (self.batch_size * self.gradient_accumulation_steps) % self.grpo.num_generations:
             if self.method == "grpo":

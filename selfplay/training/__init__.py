@@ -12,16 +12,24 @@ with Bank("selfplay.db") as bank:
 
 GRPO's prompts come from the curriculum (a scheduler picks each batch from the bank) and its
 rollouts are written back to the bank; SFT is expert iteration on verified solutions; DPO
-pairs passing and failing attempts (solver) or better and worse proposals (proposer).
+pairs passing and failing attempts (solver) or better and worse proposals (proposer); ei
+samples, grades and trains on the model's own passing attempts, iteration after iteration.
+
+Each method is one module (`sft.py`, `dpo.py`, `grpo.py`, `expert.py`) with
+`build(ctx: TrainContext) -> Job`, registered by name in `selfplay.methods`; a method defined
+elsewhere is registered there too, and `train` runs it like the built-in ones.
 """
 
+from selfplay.training.context import TrainContext, Trained, TrainError
 from selfplay.training.data import TrainDataError
-from selfplay.training.trainer import TrainError, TrainResult, train, trained_marker
+from selfplay.training.trainer import TrainResult, train, trained_marker
 
 __all__ = [
+    "TrainContext",
     "TrainDataError",
     "TrainError",
     "TrainResult",
+    "Trained",
     "train",
     "trained_marker",
 ]

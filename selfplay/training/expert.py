@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from selfplay import kinds
 from selfplay.kinds.fences import as_response
+from selfplay.training.context import TrainContext, Trained, TrainError
 from selfplay.training.data import solver_items
+from selfplay.training.trl_job import progress_callback
 
 if TYPE_CHECKING:
     from selfplay.config import TrainConfig
-    from task_bank.store import Attempt, Bank
+    from task_bank.store import Attempt
 
 DONE = "iteration.json"
 
@@ -111,28 +113,62 @@ def _sample(bank, config: TrainConfig, model: str, tasks: list[Any], model_id: s
     return report.attempts, engine
 
 
-def iterate(bank: Bank, config: TrainConfig, out: Path, *, base: str, model_id: str,
-            common: dict[str, Any], peft: Any, exclude: set[str], resume: bool,
-            progress) -> tuple[Any, list[Iteration], dict[str, Any]]:  # fmt: skip
-    """Run the iterations; returns (the last trained model's directory, `base` when none
+@dataclass(slots=True)
+class ExpertJob:
+    """Expert iteration's run: its iterations, then the last trained model moved to `out`;
+    no `adapter/` (each iteration's adapter is folded into the model the next one starts
+    from)."""
+
+    model: str | None = None  # the last trained model's directory, once run
+
+    def run(self, ctx: TrainContext) -> Trained:
+        model, iterations, info = iterate(ctx)
+        if model == ctx.base:
+            raise TrainError(
+                f"no answer passed in {len(iterations)} iteration(s) of expert iteration, so "
+                "there was nothing to train on; pick easier tasks (data filter) or sample more "
+                "(ei.samples)"
+            )
+        self.model = model
+        return Trained(
+            steps=sum(it.steps for it in iterations),
+            rows=sum(it.rows for it in iterations),
+            data=info,
+            log=info["iterations"],
+            rollouts=sum(it.sampled for it in iterations),
+        )
+
+    def save(self, out: Path) -> None:
+        for path in Path(self.model).iterdir():
+            if path.name != DONE:
+                shutil.move(str(path), out / path.name)
+
+
+def build(ctx: TrainContext) -> ExpertJob:
+    solver_items(ctx.bank, ctx.config, ctx.exclude)  # nothing to train on: one sentence, no record
+    return ExpertJob()
+
+
+def iterate(ctx: TrainContext) -> tuple[Any, list[Iteration], dict[str, Any]]:
+    """Run the iterations; returns (the last trained model's directory, `ctx.base` when none
     trained; the iterations; data for the model record)."""
     from curricula import make_scheduler
-    from selfplay.training.trainer import _callback
     from selfplay.verifier.factory import make_verifier
 
+    bank, config, progress, model_id = ctx.bank, ctx.config, ctx.progress, ctx.model_id
     e = config.ei
-    items = solver_items(bank, config, exclude)
+    items = solver_items(bank, config, ctx.exclude)
     tasks = {i.task.id: i.task for i in items}
     ids = list(tasks)
     # Whose attempts describe the policy: itself and the line of models it starts from.
     line = list(dict.fromkeys([model_id, *bank.lineage(_label(config.model))]))
     scheduler = make_scheduler(e.scheduler, seed=config.seed, **e.scheduler_options)
-    work = out / "checkpoints"
-    if not resume:  # the iterations of an earlier run, never the run's recorded config
+    work = ctx.out / "checkpoints"
+    if not ctx.resume:  # the iterations of an earlier run, never the run's recorded config
         for old in work.glob("iter-*"):
             shutil.rmtree(old, ignore_errors=True)
     done: list[Iteration] = []
-    model, engine = base, None
+    model, engine = ctx.base, None
     with make_verifier(config.verifier_workers) as verifier:
         for i in range(1, e.iterations + 1):
             here = work / f"iter-{i}"
@@ -163,9 +199,10 @@ def iterate(bank: Bank, config: TrainConfig, out: Path, *, base: str, model_id: 
             if rows:
                 started = time.perf_counter()
                 log: list[dict[str, Any]] = []
-                trainer = _sft(config, model, rows, common | {"output_dir": str(here / "run")},
-                               peft)  # fmt: skip
-                trainer.add_callback(_callback(progress, log))
+                trainer = _sft(config, model, rows,
+                               ctx.common | {"output_dir": str(here / "run")},
+                               ctx.peft)  # fmt: skip
+                trainer.add_callback(progress_callback(progress, log))
                 trainer.train()
                 it.steps = trainer.state.global_step
                 it.loss = [round(x["loss"], 4) for x in log if "loss" in x]

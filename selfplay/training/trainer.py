@@ -1,9 +1,11 @@
-"""`train`: fine-tune a model on a bank with TRL (GRPO, SFT or DPO) and peft's LoRA.
+"""`train`: fine-tune a model on a bank with the method the config names and peft's LoRA.
 
+The method (`selfplay.methods`: grpo, sft, dpo and ei built in) builds its job on the bank's
+data (`selfplay.training.context`); everything around it is here, the same for every method.
 The output directory is a Hugging Face model directory that every `--model` accepts:
 - the merged weights (LoRA folded in; float32 unless trained in bf16, so that small updates
   are not rounded away) and the tokenizer at the top;
-- `adapter/`: the LoRA adapter alone, for peft users;
+- `adapter/`: the LoRA adapter alone, for peft users (TRL methods);
 - `selfplay-trained.json`: the model's id in the bank, what it was trained from and on;
   written last, so its presence means the directory is complete;
 - `checkpoints/`: TRL checkpoints while training runs (the same command continues from the last
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -27,13 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from selfplay.backends.models import TRAINED_MARKER as MARKER
 from selfplay.config import TrainConfig
+from selfplay.methods import get_method
+from selfplay.training.context import TrainContext, TrainError
 
 if TYPE_CHECKING:
     from task_bank.store import Bank
-
-
-class TrainError(RuntimeError):
-    """Training that cannot start or finish; the message is one sentence."""
 
 
 @dataclass(slots=True)
@@ -200,38 +199,6 @@ def _peft(config: TrainConfig) -> Any:
     )
 
 
-def _callback(progress: Any, log: list[dict[str, Any]], doing: str | None = None) -> Any:
-    """Progress of a TRL run; `doing`: what a step spends its time on, said as it starts
-    (a GRPO step on long programs generates for minutes, and a bare '0/2' says nothing)."""
-    from transformers import TrainerCallback
-
-    class Report(TrainerCallback):
-        def on_train_begin(self, args, state, control, **kwargs):
-            progress("train", state.global_step, state.max_steps)  # its clock starts here
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            if doing:
-                progress("train", state.global_step, state.max_steps,
-                         note=f"step {state.global_step + 1}: {doing}")  # fmt: skip
-
-        def on_step_end(self, args, state, control, **kwargs):
-            # A step that logs is reported by on_log, with its loss: reported here first, the
-            # last step's loss would arrive after the phase had ended, and every other one
-            # a line late.
-            if not control.should_log:
-                progress("train", state.global_step, state.max_steps)
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if logs and "train_runtime" not in logs:
-                log.append({"step": state.global_step, **logs})
-                # The figures TRL would print at each logging step ride on the bar instead.
-                shown = [f"{k} {logs[k]:.3f}" for k in ("loss", "reward") if k in logs]
-                progress("train", state.global_step, state.max_steps,
-                         note=", ".join(shown) or None)  # fmt: skip
-
-    return Report()
-
-
 def train(
     bank: Bank,
     config: TrainConfig,
@@ -250,7 +217,6 @@ def train(
     (`resume` True, which also returns a finished one as it is); `resume` False refuses it.
     """
     from selfplay.backends.models import local_model_dir, resolve_model
-    from selfplay.training import methods
     from task_bank.training import ModelRecord
 
     progress = progress or (lambda phase, done, total, note=None: None)
@@ -269,7 +235,6 @@ def train(
     base = local_model_dir(resolve_model(config.model))
     parent = (trained_marker(base) or {}).get("id")
     cuda, bf16, dtype = _precision(config)
-    log: list[dict[str, Any]] = []
     common = {
         "output_dir": str(out / "checkpoints"),
         "max_steps": config.max_steps,
@@ -300,113 +265,48 @@ def train(
         parent=parent,
         config=config.model_dump(),
     )
-    if config.method == "ei":
-        return _expert(bank, config, out, base, record, common, exclude, resume, progress,
-                       started)  # fmt: skip
-    job = methods.build(
-        bank,
-        config,
-        base,
-        model_id,
-        common,
-        _peft(config),
-        exclude,
-        proposer_gains,
-        cuda,
-        progress,
+    ctx = TrainContext(
+        bank=bank,
+        config=config,
+        out=out,
+        base=base,
+        model_id=model_id,
+        common=common,
+        peft=_peft(config),
+        exclude=exclude,
+        proposer_gains=proposer_gains,
+        cuda=cuda,
+        progress=progress,
+        resume=resume,
+        checkpoint=checkpoint,
     )
-    # Recorded once the data is there (a run with nothing to train on leaves no record).
-    if bank.model(model_id) is None or checkpoint is None:
+    job = get_method(config.method).load().build(ctx)
+    # Recorded once the data is there (a run with nothing to train on leaves no record); a
+    # resumed run keeps its record.
+    if bank.model(model_id) is None or not resume:
         bank.add_model(record)
-    from transformers.trainer_callback import PrinterCallback
-
-    job.trainer.remove_callback(PrinterCallback)  # logs reach the result, not stdout
-    doing = "generating and grading its rollouts" if job.rollouts is not None else None
-    job.trainer.add_callback(_callback(progress, log, doing))
-    dropped = 0
-    if job.rollouts is not None:
-        # The steps after the checkpoint (all of them, killed before the first one) run
-        # again; their first rollouts must not count twice.
-        since = os.path.getmtime(checkpoint / "trainer_state.json") if checkpoint else 0.0
-        dropped = bank.drop_attempts_since(model_id, since)
-    try:
-        job.trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-    finally:
-        job.close()
-    steps = job.trainer.state.global_step
+    trained = job.run(ctx)
     result = TrainResult(
         model_id=model_id,
         path=str(out.resolve()),
         method=config.method,
         role=config.role,
-        steps=steps,
-        rows=job.rows,
-        resumed_from=int(checkpoint.name.rsplit("-", 1)[1]) if checkpoint else None,
-        rollouts=bank.attempt_summary(model_id)[0] if job.rollouts is not None else 0,
-        dropped_rollouts=dropped,
+        steps=trained.steps,
+        rows=trained.rows,
+        resumed_from=trained.resumed_from,
+        rollouts=trained.rollouts,
+        dropped_rollouts=trained.dropped_rollouts,
         seconds=round(time.perf_counter() - started, 2),
         parent=parent,
-        log=log,
-        overhead=job.overhead(),
+        log=trained.log,
+        overhead=trained.overhead,
     )
-    _save(job.trainer, out, {"id": model_id, "base": config.model, "result": result.to_dict()})
-    bank.finish_model(model_id, steps, {"rows": job.rows, **job.data})
-    return result
-
-
-def _expert(bank, config, out, base, record, common, exclude, resume, progress, started):
-    """`method: ei` (`selfplay.training.expert`): its iterations, then the last trained
-    model moved to `out` with the marker; no `adapter/` (each iteration's adapter is folded
-    into the model the next one starts from)."""
-    from selfplay.training import data, expert
-
-    data.solver_items(bank, config, exclude)  # nothing to train on: one sentence, no record
-    if bank.model(record.id) is None or not resume:
-        bank.add_model(record)
-    model, iterations, info = expert.iterate(
-        bank, config, out, base=base, model_id=record.id, common=common, peft=_peft(config),
-        exclude=exclude, resume=resume, progress=progress,
-    )  # fmt: skip
-    if model == base:
-        raise TrainError(
-            f"no answer passed in {len(iterations)} iteration(s) of expert iteration, so there "
-            "was nothing to train on; pick easier tasks (data filter) or sample more (ei.samples)"
-        )
-    for path in Path(model).iterdir():
-        if path.name != expert.DONE:
-            shutil.move(str(path), out / path.name)
-    steps = sum(it.steps for it in iterations)
-    rows = sum(it.rows for it in iterations)
-    result = TrainResult(
-        model_id=record.id,
-        path=str(out.resolve()),
-        method="ei",
-        role="solver",
-        steps=steps,
-        rows=rows,
-        rollouts=sum(it.sampled for it in iterations),
-        seconds=round(time.perf_counter() - started, 2),
-        parent=record.parent,
-        log=info["iterations"],
-    )
+    job.save(out)
     shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    # The marker last: its presence means the directory is complete.
     tmp = out / f".{MARKER}.tmp"
-    marker = {"id": record.id, "base": config.model, "result": result.to_dict()}
+    marker = {"id": model_id, "base": config.model, "result": result.to_dict()}
     tmp.write_text(json.dumps(marker, indent=2), encoding="utf-8")
     tmp.replace(out / MARKER)
-    bank.finish_model(record.id, steps, {"rows": rows, **info})
+    bank.finish_model(model_id, trained.steps, {"rows": trained.rows, **trained.data})
     return result
-
-
-def _save(trainer: Any, out: Path, record: dict[str, Any]) -> None:
-    """The merged model and tokenizer, the adapter beside them, the marker last."""
-    model = trainer.model
-    if hasattr(model, "merge_and_unload"):  # a peft model: keep the adapter, fold it in
-        model.save_pretrained(out / "adapter")
-        model = model.merge_and_unload()
-    model.save_pretrained(out)
-    trainer.processing_class.save_pretrained(out)
-    shutil.rmtree(out / "checkpoints", ignore_errors=True)
-    tmp = out / f".{MARKER}.tmp"
-    tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
-    tmp.replace(out / MARKER)

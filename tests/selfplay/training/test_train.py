@@ -16,7 +16,7 @@ from selfplay.config import TrainConfig  # noqa: E402
 from selfplay.evaluate import evaluate_bank  # noqa: E402
 from selfplay.export.select import ExportOptions, select  # noqa: E402
 from selfplay.training import TrainDataError, TrainError, train  # noqa: E402
-from selfplay.training.methods import warmup_size  # noqa: E402
+from selfplay.training.warmup import warmup_size  # noqa: E402
 from task_bank.store import Bank  # noqa: E402
 from task_bank.training import Proposal  # noqa: E402
 

@@ -3,7 +3,7 @@
 from types import SimpleNamespace
 
 from selfplay.config import TrainConfig
-from selfplay.training.methods import completion_budget
+from selfplay.training.warmup import completion_budget
 
 
 def _items(*kinds):
