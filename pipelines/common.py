@@ -6,9 +6,10 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel
 
 BankOption = Annotated[
     Path | None,
@@ -129,3 +130,26 @@ def ray_session(command: str, address: str | None) -> Iterator[None]:
 def plural(n: int, noun: str) -> str:
     """`1 task`, `2 tasks`: a summary a user reads should not say "1 tasks"."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def field_description(model: type[BaseModel], path: str) -> str:
+    """The description of config field `path` (dotted through nested settings: "ei.iterations")."""
+    info = None
+    for part in path.split("."):
+        info = model.model_fields[part]
+        model = info.annotation  # a nested settings model, for the next part
+    return (info.description if info else None) or path
+
+
+def described(
+    model: type[BaseModel], path: str, *names: str, then: str = "", config: bool = True, **kw: Any
+) -> Any:
+    """The option for config field `path`, its help that field's description (and `then`),
+    so a setting is described once for the flag, the YAML (`--print-config`) and the Python
+    API alike; `config` adds where the YAML keeps it."""
+    text = field_description(model, path)
+    more = "; ".join(([then] if then else []) + ([f"config: {path}"] if config else []))
+    if more:  # one pair of brackets: "steps (ei: per iteration; config: max_steps)"
+        text = f"{text[:-1]}; {more})" if text.endswith(")") else f"{text} ({more})"
+    help_ = f"{text[:1].upper()}{text[1:]}."
+    return typer.Option(*names, help=help_, **kw)

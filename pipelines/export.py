@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, failure, plural
+from pipelines.common import BankOption, described, failure, plural
 from selfplay.export.select import ExportOptions
 
 FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
@@ -16,11 +16,8 @@ DEFAULTS = ExportOptions()
 
 
 def _described(field: str, *names: str, then: str = "") -> Any:
-    """The option for an `ExportOptions` field, its help that field's description (and `then`
-    in brackets), so a setting is described once for the flag and the Python API alike."""
-    text = ExportOptions.model_fields[field].description or field
-    more = f" ({then})" if then else ""
-    return typer.Option(*names, help=f"{text[:1].upper()}{text[1:]}{more}.")
+    """The option for an `ExportOptions` field, described by that field."""
+    return described(ExportOptions, field, *names, then=then, config=False)
 
 
 def _fail(message: str | Exception) -> typer.Exit:

@@ -17,11 +17,13 @@ from pipelines.common import (
     ConfigOption,
     PrintConfigOption,
     RayOption,
+    described,
     failure,
     plural,
     ray_session,
 )
 from selfplay import methods
+from selfplay.config import LoopConfig
 
 
 def _fail(message: str | Exception) -> typer.Exit:
@@ -71,7 +73,7 @@ def table(rows: list[Any]) -> Any:
 
 def loop(
     iterations: Annotated[
-        int | None, typer.Option(help="Iterations to run (config: iterations; default 1).", min=1)
+        int | None, described(LoopConfig, "iterations", then="default 1", min=1)
     ] = None,
     bank: BankOption = None,
     config: ConfigOption = None,

@@ -17,10 +17,12 @@ from pipelines.common import (
     ConfigOption,
     PrintConfigOption,
     RayOption,
+    described,
     failure,
     plural,
     ray_session,
 )
+from selfplay.config import RunConfig
 from selfplay.engine.build import make_run_backend
 from task_bank.store import DEFAULT_BANK
 
@@ -74,9 +76,7 @@ def _summary_table(summary: Any) -> Any:
 
 def run(
     bank: BankOption = None,
-    rounds: Annotated[
-        int | None, typer.Option(help="Rounds to run (config: rounds; default 1).", min=1)
-    ] = None,
+    rounds: Annotated[int | None, described(RunConfig, "rounds", then="default 1", min=1)] = None,
     config: ConfigOption = None,
     model: Annotated[
         str | None,

@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, ConfigOption, PrintConfigOption, failure, plural
+from pipelines.common import BankOption, ConfigOption, PrintConfigOption, described, failure, plural
 from selfplay import methods
+from selfplay.config import TrainConfig
 
 TRAIN_INSTALL = "pip install 'selfplay[train]'"
 
@@ -58,10 +59,7 @@ def train(
         Path | None, typer.Option("--out", help="Model directory to write (created).")
     ] = None,
     bank: BankOption = None,
-    model: Annotated[
-        str | None,
-        typer.Option(help="Model to start from: 'bundled', a .gguf file, a model directory."),
-    ] = None,
+    model: Annotated[str | None, described(TrainConfig, "model")] = None,
     config: ConfigOption = None,
     role: Annotated[
         str | None,
@@ -69,19 +67,16 @@ def train(
             help=f"solver (default) or proposer (method {methods.either(methods.names('proposer'))})."
         ),
     ] = None,
-    max_steps: Annotated[
-        int | None, typer.Option(help="Optimizer steps (ei: per iteration).", min=1)
-    ] = None,
+    max_steps: Annotated[int | None, described(TrainConfig, "max_steps", min=1)] = None,
     iterations: Annotated[
-        int | None,
-        typer.Option(help="ei: sample-grade-train iterations (config: ei.iterations).", min=1),
+        int | None, described(TrainConfig, "ei.iterations", then="method ei", min=1)
     ] = None,
     scheduler: Annotated[
         str | None,
         typer.Option(help="grpo and ei: the scheduler picking tasks (config: grpo/ei.scheduler)."),
     ] = None,
     lora: Annotated[
-        bool | None, typer.Option("--lora/--no-lora", help="Train LoRA adapters (default).")
+        bool | None, described(TrainConfig, "lora.enabled", "--lora/--no-lora", then="default")
     ] = None,
     resume: Annotated[
         bool | None,

@@ -47,3 +47,28 @@ def test_help_keeps_every_bracketed_word(path):
 def test_the_ray_option_names_its_install_extra():
     res = CliRunner().invoke(app, ["run", "--help"], terminal_width=400, env={"COLUMNS": "400"})
     assert "pip install 'selfplay[ray]'" in _flat(res.output)
+
+
+CONFIG_BACKED = [
+    (("train",), "max_steps", "TrainConfig", "max_steps"),
+    (("train",), "iterations", "TrainConfig", "ei.iterations"),
+    (("train",), "lora", "TrainConfig", "lora.enabled"),
+    (("train",), "model", "TrainConfig", "model"),
+    (("run",), "rounds", "RunConfig", "rounds"),
+    (("loop",), "iterations", "LoopConfig", "iterations"),
+    (("export",), "split", None, "split"),
+]
+
+
+@pytest.mark.parametrize(("path", "param", "config", "field"), CONFIG_BACKED)
+def test_a_config_backed_option_is_described_by_its_config_field(path, param, config, field):
+    # The flag and the YAML (`--print-config`) describe a setting in the same words.
+    import selfplay.config as configs
+    from pipelines.common import field_description
+    from selfplay.export.select import ExportOptions
+
+    model = getattr(configs, config) if config else ExportOptions
+    words = _flat(field_description(model, field)).rstrip(")").lower()
+    help_ = {p.name: p.help for p in dict(COMMANDS)[path].params}[param]
+    assert _flat(help_).lower().startswith(words), (help_, words)
+    assert config is None or f"config: {field}" in help_
