@@ -1,4 +1,4 @@
-"""One `Exporter` per format; `write` puts one file per split into a directory.
+"""The built-in formats, one `Exporter` each (`selfplay.export.exporter`), registered in order.
 
 RL formats (verl, trl, openrlhf) hold one row per task with its ground truth and its kind's
 prompt (`selfplay.kinds.chat`, what the bank's solve rates were measured under). SFT holds
@@ -9,16 +9,12 @@ written with pyarrow, so every file loads back with `datasets.load_dataset("parq
 
 from __future__ import annotations
 
-import json
-import shutil
-from abc import ABC, abstractmethod
-from collections import Counter
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
 from selfplay import kinds
-from selfplay.export.select import Item, Selection
+from selfplay.export.exporter import Exporter, register
+from selfplay.export.select import ExportOptions, Item
 from selfplay.kinds.fences import as_response
 from task_bank.store import Bank
 
@@ -35,54 +31,6 @@ def _extra_info(index: int, item: Item) -> dict[str, Any]:
         "attempts": item.attempts,
         "solve_rate": item.solve_rate,
     }
-
-
-class Exporter(ABC):
-    """Writes a selection in one format; `write` returns rows per split."""
-
-    name: str
-    suffix: str = ".parquet"
-    description: str = ""
-
-    def __init__(self) -> None:
-        self.dropped: Counter = Counter()
-        self.task_ids: set[str] = set()  # the tasks that have a row in the files written
-
-    def row_task(self, row: dict[str, Any]) -> str:
-        return row["task_id"]
-
-    @abstractmethod
-    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]: ...
-
-    def write(self, selection: Selection, bank: Bank, out: Path) -> dict[str, int]:
-        out.mkdir(parents=True, exist_ok=True)
-        splits = {
-            split: rows
-            for split, items in sorted(selection.splits().items())
-            if (rows := self.rows(items, bank))
-        }
-        self.task_ids = {self.row_task(r) for rows in splits.values() for r in rows}
-        schema = None
-        if self.suffix == ".parquet" and splits:
-            import pyarrow as pa
-
-            # One schema for all splits: a column that is null throughout one split (say,
-            # solve_rate where nothing was attempted) must not become a null-typed column.
-            schema = pa.Table.from_pylist([r for rows in splits.values() for r in rows]).schema
-        for split, rows in splits.items():
-            self._write_file(rows, out / f"{split}{self.suffix}", schema)
-        return {split: len(rows) for split, rows in splits.items()}
-
-    def _write_file(self, rows: list[dict[str, Any]], path: Path, schema: Any) -> None:
-        if self.suffix == ".jsonl":
-            with open(path, "w", encoding="utf-8") as f:
-                for row in rows:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
 
 
 class VerlExporter(Exporter):
@@ -127,6 +75,7 @@ class OpenRLHFExporter(Exporter):
     name = "openrlhf"
     suffix = ".jsonl"
     description = "OpenRLHF prompts (input) and labels, with reward_func.py"
+    reward_module = "selfplay.rewards.openrlhf_reward"
 
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         return [
@@ -140,12 +89,6 @@ class OpenRLHFExporter(Exporter):
             }
             for item in items
         ]
-
-    def write(self, selection: Selection, bank: Bank, out: Path) -> dict[str, int]:
-        counts = super().write(selection, bank, out)
-        source = Path(__file__).resolve().parent.parent / "rewards" / "openrlhf_reward.py"
-        shutil.copyfile(source, out / "reward_func.py")
-        return counts
 
 
 def _attempts(bank: Bank, task_ids: list[str]) -> dict[str, list[tuple[str, str, bool]]]:
@@ -211,6 +154,19 @@ class DpoExporter(Exporter):
         super().__init__()
         self.max_pairs = max_pairs_per_task
 
+    @classmethod
+    def from_options(cls, options: ExportOptions) -> DpoExporter:
+        return cls(options.max_pairs_per_task)
+
+    def no_rows(self) -> str:
+        text = super().no_rows()
+        if set(self.dropped) == {"no_attempts"}:
+            text += (
+                "; a pair needs a passing and a failing solver attempt at a task, and `selfplay "
+                "run --bank BANK` records the solver's attempts"
+            )
+        return text
+
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
         attempts = _attempts(bank, [item.task.id for item in items])
         rows = []
@@ -237,6 +193,7 @@ class DpoExporter(Exporter):
         return rows
 
 
-EXPORTERS: dict[str, type[Exporter]] = {
-    e.name: e for e in (VerlExporter, TrlExporter, OpenRLHFExporter, SftExporter, DpoExporter)
-}
+# In this order the formats are listed (`--help`, the refusal of an unknown one).
+for _exporter in (VerlExporter, TrlExporter, OpenRLHFExporter, SftExporter, DpoExporter):
+    register(_exporter)
+del _exporter
