@@ -145,16 +145,7 @@ def export_bank(
             [i for i in selection.items if i.task.id in exporter.task_ids], selection.excluded
         )
         card = render(
-            fmt,
-            exporter.description,
-            exported,
-            counts,
-            exporter.suffix,
-            bank_summary,
-            options.model_dump(),
-            exporter.dropped,
-            staging,
-            repo_id,
+            exporter, exported, counts, bank_summary, options.model_dump(), staging, repo_id
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
         by_source = Counter(i.task.source for i in exported.items)

@@ -54,6 +54,12 @@ class Exporter(ABC):
     @abstractmethod
     def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]: ...
 
+    @abstractmethod
+    def recipes(self, counts: dict[str, int], repo_id: str | None) -> list[str]:
+        """The card's ways to train on this export (`counts`: rows per split), each a short
+        paragraph and a fenced block. `repo_id`: the Hub repository the export is pushed to,
+        which the snippets then load; `selfplay.export.recipes` holds the shared pieces."""
+
     def no_rows(self) -> str:
         """Why an export has no rows, in one sentence: what `dropped` counted."""
         reasons = ", ".join(f"{k}: {v}" for k, v in self.dropped.items()) or "none"

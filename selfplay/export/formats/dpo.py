@@ -1,0 +1,65 @@
+"""DPO: preference pairs of a passing (chosen) and a failing (rejected) attempt at one task,
+at most `max_pairs_per_task` a task."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+from selfplay import kinds
+from selfplay.export import recipes
+from selfplay.export.exporter import Exporter
+from selfplay.export.formats.attempts import attempts_by_task
+from selfplay.export.select import ExportOptions, Item
+from selfplay.kinds.fences import as_response
+from task_bank.store import Bank
+
+
+class DpoExporter(Exporter):
+    name = "dpo"
+    description = "preference pairs: a passing (chosen) and a failing (rejected) attempt"
+
+    def __init__(self, max_pairs_per_task: int = 4) -> None:
+        super().__init__()
+        self.max_pairs = max_pairs_per_task
+
+    @classmethod
+    def from_options(cls, options: ExportOptions) -> DpoExporter:
+        return cls(options.max_pairs_per_task)
+
+    def no_rows(self) -> str:
+        text = super().no_rows()
+        if set(self.dropped) == {"no_attempts"}:
+            text += (
+                "; a pair needs a passing and a failing solver attempt at a task, and `selfplay "
+                "run --bank BANK` records the solver's attempts"
+            )
+        return text
+
+    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
+        attempts = attempts_by_task(bank, [item.task.id for item in items])
+        rows = []
+        for item in items:
+            made = attempts.get(item.task.id, [])
+            good = list(dict.fromkeys(as_response(a) for _, a, passed in made if passed))
+            bad = list(dict.fromkeys(as_response(a) for _, a, passed in made if not passed))
+            if not good or not bad:
+                self.dropped["no_pair" if made else "no_attempts"] += 1
+                continue
+            # Cycle the shorter side so each distinct response appears at least once.
+            n = min(self.max_pairs, max(len(good), len(bad)))
+            pairs = islice(zip(good * n, bad * n, strict=False), n)
+            for chosen, rejected in pairs:
+                rows.append(
+                    {
+                        "prompt": kinds.chat(item.task),
+                        "chosen": [{"role": "assistant", "content": chosen}],
+                        "rejected": [{"role": "assistant", "content": rejected}],
+                        "task_id": item.task.id,
+                        "kind": item.task.kind,
+                    }
+                )
+        return rows
+
+    def recipes(self, counts: dict[str, int], repo_id: str | None) -> list[str]:
+        return [recipes.trl_trainer_recipe(self.name, "DPO", counts, repo_id)]
