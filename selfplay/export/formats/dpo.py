@@ -6,16 +6,13 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any
 
-from selfplay import kinds
 from selfplay.export import recipes
-from selfplay.export.exporter import Exporter
-from selfplay.export.formats.attempts import attempts_by_task
+from selfplay.export.formats.attempts import Attempt, AttemptExporter, answer_row
 from selfplay.export.select import ExportOptions, Item
 from selfplay.kinds.fences import as_response
-from task_bank.store import Bank
 
 
-class DpoExporter(Exporter):
+class DpoExporter(AttemptExporter):
     name = "dpo"
     description = "preference pairs: a passing (chosen) and a failing (rejected) attempt"
 
@@ -36,30 +33,16 @@ class DpoExporter(Exporter):
             )
         return text
 
-    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
-        attempts = attempts_by_task(bank, [item.task.id for item in items])
-        rows = []
-        for item in items:
-            made = attempts.get(item.task.id, [])
-            good = list(dict.fromkeys(as_response(a) for _, a, passed in made if passed))
-            bad = list(dict.fromkeys(as_response(a) for _, a, passed in made if not passed))
-            if not good or not bad:
-                self.dropped["no_pair" if made else "no_attempts"] += 1
-                continue
-            # Cycle the shorter side so each distinct response appears at least once.
-            n = min(self.max_pairs, max(len(good), len(bad)))
-            pairs = islice(zip(good * n, bad * n, strict=False), n)
-            for chosen, rejected in pairs:
-                rows.append(
-                    {
-                        "prompt": kinds.chat(item.task),
-                        "chosen": [{"role": "assistant", "content": chosen}],
-                        "rejected": [{"role": "assistant", "content": rejected}],
-                        "task_id": item.task.id,
-                        "kind": item.task.kind,
-                    }
-                )
-        return rows
+    def task_rows(self, item: Item, made: list[Attempt]) -> list[dict[str, Any]]:
+        good = list(dict.fromkeys(as_response(a) for _, a, passed in made if passed))
+        bad = list(dict.fromkeys(as_response(a) for _, a, passed in made if not passed))
+        if not good or not bad:
+            self.dropped["no_pair" if made else "no_attempts"] += 1
+            return []
+        # Cycle the shorter side so each distinct response appears at least once.
+        n = min(self.max_pairs, max(len(good), len(bad)))
+        pairs = islice(zip(good * n, bad * n, strict=False), n)
+        return [answer_row(item, {"chosen": c, "rejected": r}) for c, r in pairs]
 
     def recipes(self, counts: dict[str, int], repo_id: str | None) -> list[str]:
         return [recipes.trl_trainer_recipe(self.name, "DPO", counts, repo_id)]

@@ -7,14 +7,12 @@ from typing import Any
 
 from selfplay import kinds
 from selfplay.export import recipes
-from selfplay.export.exporter import Exporter
-from selfplay.export.formats.attempts import attempts_by_task
+from selfplay.export.formats.attempts import Attempt, AttemptExporter, answer_row
 from selfplay.export.select import Item
 from selfplay.kinds.fences import as_response
-from task_bank.store import Bank
 
 
-class SftExporter(Exporter):
+class SftExporter(AttemptExporter):
     name = "sft"
     description = (
         "prompt/completion pairs with verified solutions (passing attempts, references); "
@@ -28,35 +26,20 @@ class SftExporter(Exporter):
         # reference's very answer (most right answers to a value task) would go with them.
         self.references = references
 
-    def rows(self, items: list[Item], bank: Bank) -> list[dict[str, Any]]:
-        attempts = attempts_by_task(bank, [item.task.id for item in items])
+    def task_rows(self, item: Item, made: list[Attempt]) -> list[dict[str, Any]]:
+        solutions = []
+        if self.references:
+            solutions.append(("reference", "reference", kinds.reference_answer(item.task)))
+        solutions += [
+            ("attempt", solver, as_response(answer)) for solver, answer, passed in made if passed
+        ]
         rows = []
-        for item in items:
-            prompt = kinds.chat(item.task)
-            solutions = []
-            if self.references:
-                solutions.append(("reference", "reference", kinds.reference_answer(item.task)))
-            solutions += [
-                ("attempt", solver, as_response(answer))
-                for solver, answer, passed in attempts.get(item.task.id, [])
-                if passed
-            ]
-            seen: set[str] = set()
-            for origin, solver, response in solutions:
-                if response in seen:
-                    continue
+        seen: set[str] = set()
+        for origin, solver, response in solutions:
+            if response not in seen:
                 seen.add(response)
                 rows.append(
-                    {
-                        # The prompt/completion form, not one `messages` list: TRL's
-                        # SFTTrainer then masks the prompt out of the loss by default.
-                        "prompt": prompt,
-                        "completion": [{"role": "assistant", "content": response}],
-                        "task_id": item.task.id,
-                        "kind": item.task.kind,
-                        "origin": origin,
-                        "solver": solver,
-                    }
+                    answer_row(item, {"completion": response}, origin=origin, solver=solver)
                 )
         return rows
 
