@@ -101,7 +101,10 @@ class Exporter(ABC):
 def module_source(name: str) -> bytes:
     """The source file of the module called `name`, as its loader reads it (a plain file, a
     wheel unpacked anywhere, a zip): the module itself is not run."""
-    spec = importlib.util.find_spec(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except ModuleNotFoundError:  # a package on the way is missing
+        spec = None
     if spec is None or spec.origin is None or spec.loader is None:
         raise ValueError(f"there is no module {name!r} to ship as a reward file")
     return spec.loader.get_data(spec.origin)  # type: ignore[attr-defined]
@@ -120,7 +123,10 @@ def register(exporter: type[Exporter]) -> type[Exporter]:
             f"not {name!r}"
         )
     if name in EXPORTERS:
-        raise ValueError(f"a format named {name!r} is already registered ({EXPORTERS[name]})")
+        taken = EXPORTERS[name]
+        raise ValueError(
+            f"a format named {name!r} is already registered ({taken.__module__}.{taken.__name__})"
+        )
     if inspect.isabstract(exporter):
         missing = ", ".join(sorted(exporter.__abstractmethods__))
         raise ValueError(f"the {name} exporter does not implement {missing}")
