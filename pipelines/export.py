@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from pipelines.common import BankOption, described, failure, plural
+from selfplay.export import FORMATS
 from selfplay.export.select import ExportOptions
 
-FORMATS = ("verl", "trl", "openrlhf", "sft", "dpo")
 DEFAULTS = ExportOptions()
 
 
@@ -24,6 +24,9 @@ def _fail(message: str | Exception) -> typer.Exit:
     return failure("export", message)
 
 
+# --format lists the formats registered when this module is imported (`selfplay.export.register`);
+# a plain string rather than a choice, so an unknown one is refused by export_bank in one
+# sentence that names the known ones.
 def export(
     format_: Annotated[
         str, typer.Option("--format", help=f"One of: {', '.join(FORMATS)}.", show_default=False)

@@ -2,7 +2,9 @@
 
 `export_bank(bank_path, fmt, out, options)` selects tasks (`select`), writes one file per
 split with the format's `Exporter`, and writes `README.md` (`card`). Nothing in the bank is
-changed. The reward that grades the exported ground truth is `selfplay.rewards`.
+changed. The reward that grades the exported ground truth is `selfplay.rewards`. A format is
+an `Exporter` subclass passed to `register` (`selfplay.export.exporter`); `FORMATS` lists the
+registered ones.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from selfplay.export.formats import EXPORTERS, Exporter
+from selfplay.export import formats  # noqa: F401  (registers the built-in formats)
+from selfplay.export.exporter import EXPORTERS, REWARD_FILE, Exporter, register, unregister
 from selfplay.export.select import ExportOptions, Selection, select
 
-FORMATS = tuple(EXPORTERS)
+# A live view: a format registered after this module was imported is listed too.
+FORMATS = EXPORTERS.keys()
 
 
 class ExportError(ValueError):
@@ -74,7 +78,7 @@ def _check_target(out: Path, fmt: str, force: bool) -> None:
         )
 
 
-OWN_FILES = ("reward_func.py", "README.md", "LICENSE")
+OWN_FILES = (REWARD_FILE, "README.md", "LICENSE")
 
 
 def _ours(path: Path) -> bool:
@@ -96,20 +100,7 @@ def _install(staging: Path, out: Path) -> None:
 def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
     if fmt not in EXPORTERS:
         raise ExportError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
-    if fmt == "dpo":
-        return EXPORTERS[fmt](options.max_pairs_per_task)
-    return EXPORTERS[fmt]()
-
-
-def _no_rows(fmt: str, dropped: dict[str, int]) -> str:
-    reasons = ", ".join(f"{k}: {v}" for k, v in dropped.items()) or "none"
-    text = f"the {fmt} format has no rows for the selected tasks ({reasons})"
-    if fmt == "dpo" and set(dropped) == {"no_attempts"}:
-        text += (
-            "; a pair needs a passing and a failing solver attempt at a task, and `selfplay run "
-            "--bank BANK` records the solver's attempts"
-        )
-    return text
+    return EXPORTERS[fmt].from_options(options)
 
 
 def export_bank(
@@ -147,23 +138,14 @@ def export_bank(
         except BankError as e:
             raise ExportError(str(e)) from None
         if not counts:
-            raise ExportError(_no_rows(fmt, dict(exporter.dropped)))
+            raise ExportError(exporter.no_rows())
         # The card describes the tasks that have rows (a DPO export leaves out tasks without
         # a pair), not every task selected.
         exported = Selection(
             [i for i in selection.items if i.task.id in exporter.task_ids], selection.excluded
         )
         card = render(
-            fmt,
-            exporter.description,
-            exported,
-            counts,
-            exporter.suffix,
-            bank_summary,
-            options.model_dump(),
-            exporter.dropped,
-            staging,
-            repo_id,
+            exporter, exported, counts, bank_summary, options.model_dump(), staging, repo_id
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
         by_source = Counter(i.task.source for i in exported.items)
@@ -178,4 +160,13 @@ def export_bank(
     return ExportReport(fmt, str(out), len(exported.items), counts, files, excluded)
 
 
-__all__ = ["FORMATS", "ExportError", "ExportOptions", "ExportReport", "export_bank"]
+__all__ = [
+    "FORMATS",
+    "ExportError",
+    "ExportOptions",
+    "ExportReport",
+    "Exporter",
+    "export_bank",
+    "register",
+    "unregister",
+]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from selfplay.export import licenses, recipes
+from selfplay.export.exporter import Exporter
 from selfplay.export.select import BANDS, Selection
 
 SIZE_EDGES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
@@ -259,22 +260,20 @@ def _histogram(values: list[float]) -> str:
 
 
 def render(
-    fmt: str,
-    description: str,
+    exporter: Exporter,
     selection: Selection,
     counts: dict[str, int],
-    suffix: str,
     bank_summary: dict[str, Any],
     options: dict[str, Any],
-    dropped: Counter,
     files: Path,
     repo_id: str | None = None,
 ) -> str:
-    """The whole README.md for the data files in `files`; `selection` holds the tasks that
-    have rows. Its snippets read the files where the card is read: relative paths, or the
-    Hub repository `repo_id` the export is pushed to."""
+    """The whole README.md for the data files `exporter` wrote in `files`; `selection` holds
+    the tasks that have rows. Its snippets read the files where the card is read: relative
+    paths, or the Hub repository `repo_id` the export is pushed to."""
     import yaml
 
+    fmt, suffix, dropped = exporter.name, exporter.suffix, exporter.dropped
     items = selection.items
     by_kind = Counter(i.task.kind for i in items)
     by_source = Counter(i.task.source for i in items)
@@ -287,7 +286,7 @@ def render(
         "---\n" + yaml.safe_dump(meta, sort_keys=False).rstrip() + "\n---",
         f"# {meta['pretty_name']}",
         f"Verified Python programming tasks exported by `selfplay export --format {fmt}`: "
-        f"{description}. {len(items)} tasks, {sum(counts.values())} rows. Every task's "
+        f"{exporter.description}. {len(items)} tasks, {sum(counts.values())} rows. Every task's "
         "reference program ran in a sandbox, passed its own tests twice with identical "
         "outputs, and every example output was computed by execution.",
         "## Contents",
@@ -358,6 +357,6 @@ def render(
         recipes.loading(counts, suffix, repo_id)
         + f" These instructions are run, with each trainer's own code, by selfplay's test "
         f"suite for {TESTED}.",
-        *recipes.how_to_train(fmt, counts, suffix, repo_id),
+        *exporter.recipes(counts, repo_id),
     ]
     return "\n\n".join(parts) + "\n"

@@ -130,3 +130,44 @@ def test_push_to_hub_without_network_fails_in_one_sentence_and_keeps_the_export(
     assert res.returncode == 2
     assert "could not push to the Hugging Face Hub" in one_sentence(res.stderr)
     assert (out / "train.parquet").is_file()
+
+
+# A format registered in the process before the command is built, as a user's own module
+# would register it: one row per task, one recipe.
+REGISTER_LINES = """
+from selfplay.export import Exporter, register
+
+class Lines(Exporter):
+    name = "lines"
+    suffix = ".jsonl"
+    description = "one line per task"
+
+    def rows(self, items, bank):
+        return [{"task_id": i.task.id, "ground_truth": i.ground_truth} for i in items]
+
+    def recipes(self, counts, repo_id):
+        return ["lines-trainer:\\n\\n```bash\\nlines-trainer train.jsonl\\n```"]
+
+register(Lines)
+"""
+
+
+@pytest.mark.slow
+def test_a_registered_format_is_listed_and_exported_by_the_command(built_bank, tmp_path):
+    listed = run_cli("export", "--help", env={"COLUMNS": "200"}, before=REGISTER_LINES)
+    assert listed.returncode == 0, listed.stderr
+    assert "One of: verl, trl, openrlhf, sft, dpo, lines." in listed.stdout
+    out = tmp_path / "lines"
+    args = ("--bank", str(built_bank), "--format", "lines", "--out", str(out), "--split", "none")
+    res = run_cli("export", *args, "--json", env={"SELFPLAY_REWARD_WORKERS": "2"},
+                  before=REGISTER_LINES)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["format"] == "lines" and report["files"] == ["README.md", "train.jsonl"]
+    lines = (out / "train.jsonl").read_text().splitlines()
+    assert len(lines) == report["rows"]["train"] == report["tasks"] == 104
+    card = (out / "README.md").read_text()
+    assert "`selfplay export --format lines`: one line per task." in card
+    assert card.rstrip().endswith("lines-trainer:\n\n```bash\nlines-trainer train.jsonl\n```")
+    # Without the registration the same command refuses the name in one sentence.
+    assert "unknown format 'lines'" in one_sentence(selfplay(*args).stderr)
