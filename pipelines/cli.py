@@ -10,7 +10,17 @@ from typing import Annotated
 
 import typer
 
-from pipelines import (
+from selfplay.plugins import PluginError, load_plugins
+
+# Plugins register kinds, schedulers, exporters and methods; the command modules below read
+# the registries for their help and choices, so the plugins are imported first.
+try:
+    load_plugins()
+    _plugin_error: PluginError | None = None
+except PluginError as e:
+    _plugin_error = e
+
+from pipelines import (  # noqa: E402
     bank,
     curriculum,
     evaluate,
@@ -25,7 +35,7 @@ from pipelines import (
     train,
     verify,
 )
-from pipelines.common import IsolationOption, choose_isolation
+from pipelines.common import IsolationOption, choose_isolation  # noqa: E402
 
 app = typer.Typer(
     name="selfplay",
@@ -75,6 +85,9 @@ app.command(name="serve-rewards")(serve_rewards.serve_rewards)
 
 
 def main() -> None:
+    if _plugin_error is not None:
+        typer.echo(f"selfplay: {_plugin_error}", err=True)
+        raise SystemExit(2)
     app()
 
 
