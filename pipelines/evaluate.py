@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, RayOption, failure, group, plural, ray_session
+from pipelines.common import (
+    BankOption,
+    RayOption,
+    described,
+    failure,
+    group,
+    plural,
+    ray_session,
+)
 
 app = group("eval", "Measure pass@k of a model, graded by the verifier.")
 
@@ -160,15 +168,20 @@ def humaneval(
     _finish(report, out, as_json)
 
 
+def _export_option(field: str) -> Any:
+    """The option for a split setting, worded as `selfplay export` words it."""
+    from selfplay.export.select import ExportOptions
+
+    return described(ExportOptions, field, then="as in selfplay export", config=False)
+
+
 @app.command()
 def bank(
     bank: BankOption = None,
     split: Annotated[str, typer.Option(help="The split to evaluate on (random split).")] = "test",
-    test_fraction: Annotated[float, typer.Option(help="As in selfplay export.")] = 0.1,
-    seed: Annotated[int, typer.Option(help="As in selfplay export.")] = 0,
-    split_by: Annotated[
-        str, typer.Option(help="As in selfplay export: program, or family (whole families).")
-    ] = "program",
+    test_fraction: Annotated[float, _export_option("test_fraction")] = 0.1,
+    seed: Annotated[int, _export_option("seed")] = 0,
+    split_by: Annotated[str, _export_option("split_by")] = "program",
     model: ModelOption = "bundled",
     backend: BackendOption = "auto",
     samples: SamplesOption = 1,
