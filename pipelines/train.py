@@ -12,7 +12,16 @@ from typing import Annotated, Any
 
 import typer
 
-from pipelines.common import BankOption, ConfigOption, PrintConfigOption, described, failure, plural
+from pipelines.common import (
+    BankOption,
+    ConfigOption,
+    GradeOnRayOption,
+    PrintConfigOption,
+    described,
+    failure,
+    plural,
+    ray_session,
+)
 from selfplay import methods
 from selfplay.config import TrainConfig
 
@@ -87,6 +96,7 @@ def train(
             show_default=False,
         ),
     ] = None,
+    ray: GradeOnRayOption = None,
     print_config: PrintConfigOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -107,6 +117,7 @@ def train(
             model=model,
             role=role,
             max_steps=max_steps,
+            verifier_ray=ray,
             **{"lora.enabled": lora, "ei.iterations": iterations},
             # One option for both methods that pick tasks; the other method ignores it.
             **{"grpo.scheduler": scheduler, "ei.scheduler": scheduler},
@@ -120,7 +131,8 @@ def train(
     point = resume_point(out, cfg, force=bool(resume))
     if point is not None:
         typer.echo(f"resuming the training run in {out} at {point}", err=True)
-    result = run_training(cfg, bank, out, resume=resume)
+    with ray_session("train", cfg.verifier_ray):
+        result = run_training(cfg, bank, out, resume=resume)
     if as_json:
         typer.echo(json.dumps(result.to_dict() | {"log": result.log[-3:]}, indent=2))
         return

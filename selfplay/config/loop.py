@@ -63,4 +63,12 @@ def load_loop_config(path: str | Path | None = None, **overrides: Any) -> LoopCo
     config.solver.check()
     if config.solver.role != "solver":
         raise ConfigError("solver.role must be solver; the proposer is trained under proposer:")
+    # Training grades where the round grades (its Ray cluster, the packages programs may
+    # import), unless solver: says otherwise: a package the round allows must not fail a
+    # rollout that imports it.
+    v, s = config.run.verifier, config.solver
+    unset = {"verifier_ray": v.ray, "verifier_packages": v.packages}
+    update = {k: value for k, value in unset.items() if k not in s.model_fields_set}
+    if update:
+        config.solver = s.model_copy(update=update)
     return config

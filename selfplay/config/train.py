@@ -173,7 +173,18 @@ class TrainConfig(BaseModel):
         5.0,
         gt=0,
         le=600,
-        description="GRPO: wall-clock limit per program run when grading rollouts",
+        description="wall-clock limit per program run when grading rollouts (grpo) and "
+        "samples (ei)",
+    )
+    verifier_ray: str | None = Field(
+        None,
+        description="grade rollouts and samples on this Ray cluster ('local', an address, "
+        "'auto'); null: in this process",
+    )
+    verifier_packages: list[str] | None = Field(
+        None,
+        description="what graded programs may import beyond the standard library; null: "
+        "$SELFPLAY_PACKAGES, else numpy, pandas and pytest",
     )
     generation_backend: Literal["auto", "transformers", "vllm"] = Field(
         "auto",

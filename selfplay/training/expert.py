@@ -153,7 +153,6 @@ def iterate(ctx: TrainContext) -> tuple[Any, list[Iteration], dict[str, Any]]:
     """Run the iterations; returns (the last trained model's directory, `ctx.base` when none
     trained; the iterations; data for the model record)."""
     from curricula import make_scheduler
-    from selfplay.verifier.factory import make_verifier
 
     bank, config, progress, model_id = ctx.bank, ctx.config, ctx.progress, ctx.model_id
     e = config.ei
@@ -169,7 +168,7 @@ def iterate(ctx: TrainContext) -> tuple[Any, list[Iteration], dict[str, Any]]:
             shutil.rmtree(old, ignore_errors=True)
     done: list[Iteration] = []
     model, engine = ctx.base, None
-    with make_verifier(config.verifier_workers) as verifier:
+    with ctx.verifier() as verifier:
         for i in range(1, e.iterations + 1):
             here = work / f"iter-{i}"
             record = _finished(here)

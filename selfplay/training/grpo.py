@@ -21,7 +21,6 @@ from selfplay.training.context import TrainContext
 from selfplay.training.rollouts import CurriculumSampler, RolloutReward
 from selfplay.training.trl_job import TrlJob, dataset
 from selfplay.training.warmup import completion_budget, use_vllm, warm_up
-from selfplay.verifier.factory import make_verifier
 
 
 class CurriculumGRPOTrainer(GRPOTrainer):
@@ -60,7 +59,7 @@ def build(ctx: TrainContext) -> TrlJob:
     line = [ctx.model_id, *bank.lineage(model_label(config.model))]
     g = config.grpo
     scheduler = make_scheduler(g.scheduler, seed=config.seed, **g.scheduler_options)
-    verifier = make_verifier(config.verifier_workers, config.verifier_timeout_s)
+    verifier = ctx.verifier()
     warm = warm_up(ctx, items, line, verifier)
     graph = None
     if g.scheduler != "uniform":

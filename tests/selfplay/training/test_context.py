@@ -1,0 +1,34 @@
+"""Training grades with the verifier its config describes, for every method."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selfplay.config import TrainConfig
+from selfplay.config.loop import load_loop_config
+from selfplay.training.context import TrainContext
+
+
+def _context(config: TrainConfig) -> TrainContext:
+    return TrainContext(bank=None, config=config, out=Path("."), base="", model_id="m",  # type: ignore[arg-type]
+                        common={}, peft=None, exclude=set(), proposer_gains=None, cuda=False,
+                        progress=lambda *a, **k: None, resume=False)  # fmt: skip
+
+
+def test_the_verifier_takes_the_configured_workers_timeout_and_packages():
+    config = TrainConfig(verifier_workers=3, verifier_timeout_s=2.5, verifier_packages=["numpy"])
+    with _context(config).verifier() as verifier:
+        assert type(verifier).__name__ == "Verifier"
+        assert verifier.n_workers == 3 and verifier.limits.timeout_s == 2.5
+        assert verifier.packages == ("numpy",)
+
+
+def test_a_loop_trains_grading_where_its_round_grades():
+    config = load_loop_config(None, **{"run.verifier.ray": "local",
+                                       "run.verifier.packages": ["numpy", "scipy"]})  # fmt: skip
+    assert config.solver.verifier_ray == "local"
+    assert config.solver.verifier_packages == ["numpy", "scipy"]
+    # Said under solver:, training's own setting stands.
+    own = load_loop_config(None, **{"run.verifier.ray": "local", "solver.verifier_ray": None,
+                                    "solver.verifier_packages": ["pandas"]})  # fmt: skip
+    assert own.solver.verifier_packages == ["pandas"]
