@@ -9,6 +9,7 @@ registered ones.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -99,7 +100,9 @@ def _install(staging: Path, out: Path) -> None:
 
 def make_exporter(fmt: str, options: ExportOptions) -> Exporter:
     if fmt not in EXPORTERS:
-        raise ExportError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)})")
+        close = difflib.get_close_matches(fmt.lower(), list(FORMATS), n=1, cutoff=0.6)
+        hint = f"; '{close[0]}' is the closest" if close else ""
+        raise ExportError(f"unknown format '{fmt}' (known: {', '.join(FORMATS)}{hint})")
     return EXPORTERS[fmt].from_options(options)
 
 

@@ -58,6 +58,7 @@ def test_bad_input_gets_one_sentence_and_exit_2(built_bank, tmp_path):
     cases = [
         (("--bank", str(tmp_path / "absent.db"), "--format", "verl"), "there is no bank"),
         (("--bank", str(built_bank), "--format", "parquet"), "unknown format 'parquet'"),
+        (("--bank", str(built_bank), "--format", "verll"), "'verl' is the closest"),
         (("--bank", str(built_bank), "--format", "verl", "--split", "weekly"), "--split"),
         (
             ("--bank", str(built_bank), "--format", "verl", "--min-solve-rate", "2"),
