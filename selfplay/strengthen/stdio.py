@@ -69,7 +69,7 @@ def same_stdout(a: str, b: str) -> bool:
 def strengthen_stdio(task: Any, verifier: Any, out: Any, *, per_task: int = 8,
                      synthesized: int = 20, mutant_limit: int = 48) -> Any:  # fmt: skip
     """Fill `out` (a `Strengthened`) for a stdin/stdout task."""
-    from selfplay.strengthen.strengthen import keep, mutant_timeout, tally
+    from selfplay.strengthen.strengthen import keep, mutant_timeout, reference_outputs, tally
 
     given = [t["input"] for t in task.tests if isinstance(t, dict)]
     negative = any(int(m.group()) < 0 for g in given for m in _NUMBER.finditer(g))
@@ -78,13 +78,9 @@ def strengthen_stdio(task: Any, verifier: Any, out: Any, *, per_task: int = 8,
     inputs = list(dict.fromkeys([*given, *near]))[: len(given) + synthesized]
     calls = [f"_run({x!r})" for x in inputs]
     runner = RUNNER.format(source=task.program)
-    first, second = verifier.grade(
-        [{"id": f"ref-{n}", "program": runner, "tests": [], "calls": calls} for n in (1, 2)]
+    first, second, expected = reference_outputs(
+        verifier, runner, inputs, calls, _texts, lambda text: True
     )
-    expected = {}
-    for x, a, b in zip(inputs, _texts(first, calls), _texts(second, calls), strict=True):
-        if a is not None and a == b and len(a) <= 1000:
-            expected[x] = a
     out.inputs = len(expected)
     if not expected:
         out.reason = "no_outputs"

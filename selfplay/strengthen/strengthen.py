@@ -33,6 +33,7 @@ reported by `selfplay eval` as the tasks whose original and strengthened verdict
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from typing import Any
@@ -105,13 +106,9 @@ def strengthen(task: Any, verifier: Any, *, per_task: int = 8, synthesized: int 
         out.reason = "no_inputs"
         return out
     calls = [f"{entry}({args})" for args in inputs]
-    first, second = verifier.grade(
-        [{"id": f"ref-{n}", "program": task.program, "tests": [], "calls": calls} for n in (1, 2)]
+    first, second, expected = reference_outputs(
+        verifier, task.program, inputs, calls, _outputs, is_literal
     )
-    expected = {}
-    for args, a, b in zip(inputs, _outputs(first, calls), _outputs(second, calls), strict=True):
-        if a is not None and a == b and is_literal(a) and len(a) <= MAX_OUTPUT_CHARS:
-            expected[args] = a
     out.inputs = len(expected)
     if not expected:
         out.reason = "no_outputs"
@@ -175,6 +172,26 @@ def keep(out: Strengthened, verifier: Any, reference: str, killers: list[set[int
     if not tests:
         out.reason = "nothing_to_kill" if not survivors else "no_discriminating_input"
     return out
+
+
+def reference_outputs(
+    verifier: Any,
+    program: str,
+    inputs: list[Any],
+    calls: list[str],
+    read: Callable[[Any, list[str]], list[str | None]],
+    usable: Callable[[str], bool],
+) -> tuple[Any, Any, dict[Any, str]]:
+    """The reference's two runs of `calls` and the expected output per input: kept where both
+    runs gave the same `usable` output of at most MAX_OUTPUT_CHARS (never a model's)."""
+    first, second = verifier.grade(
+        [{"id": f"ref-{n}", "program": program, "tests": [], "calls": calls} for n in (1, 2)]
+    )
+    expected = {}
+    for x, a, b in zip(inputs, read(first, calls), read(second, calls), strict=True):
+        if a is not None and a == b and usable(a) and len(a) <= MAX_OUTPUT_CHARS:
+            expected[x] = a
+    return first, second, expected
 
 
 def mutant_timeout(*reference: Any) -> float:
