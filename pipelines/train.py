@@ -117,7 +117,7 @@ def train(
             model=model,
             role=role,
             max_steps=max_steps,
-            verifier_ray=ray,
+            **{"verifier.ray": ray},
             **{"lora.enabled": lora, "ei.iterations": iterations},
             # One option for both methods that pick tasks; the other method ignores it.
             **{"grpo.scheduler": scheduler, "ei.scheduler": scheduler},
@@ -131,7 +131,7 @@ def train(
     point = resume_point(out, cfg, force=bool(resume))
     if point is not None:
         typer.echo(f"resuming the training run in {out} at {point}", err=True)
-    with ray_session("train", cfg.verifier_ray):
+    with ray_session("train", cfg.verifier.ray):
         result = run_training(cfg, bank, out, resume=resume)
     if as_json:
         typer.echo(json.dumps(result.to_dict() | {"log": result.log[-3:]}, indent=2))

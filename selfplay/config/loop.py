@@ -66,9 +66,8 @@ def load_loop_config(path: str | Path | None = None, **overrides: Any) -> LoopCo
     # Training grades where the round grades (its Ray cluster, the packages programs may
     # import), unless solver: says otherwise: a package the round allows must not fail a
     # rollout that imports it.
-    v, s = config.run.verifier, config.solver
-    unset = {"verifier_ray": v.ray, "verifier_packages": v.packages}
-    update = {k: value for k, value in unset.items() if k not in s.model_fields_set}
+    run, own = config.run.verifier, config.solver.verifier
+    update = {k: getattr(run, k) for k in ("ray", "packages") if k not in own.model_fields_set}
     if update:
-        config.solver = s.model_copy(update=update)
+        config.solver.verifier = own.model_copy(update=update)
     return config

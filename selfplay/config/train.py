@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from selfplay import methods
 from selfplay.config.loading import (
@@ -20,6 +20,7 @@ from selfplay.config.loading import (
     known_scheduler,
     load_yaml_config,
 )
+from selfplay.config.run import VerifierConfig
 
 
 class LoraSettings(BaseModel):
@@ -168,29 +169,27 @@ class TrainConfig(BaseModel):
         description="proposer dpo: what makes a proposal better (the solver's pass rate on it, "
         "or the solver's gain on the probe set after training on its round's tasks)",
     )
-    verifier_workers: int = Field(2, ge=1, description="sandboxed workers grading rollouts")
-    verifier_timeout_s: float = Field(
-        5.0,
-        gt=0,
-        le=600,
-        description="wall-clock limit per program run when grading rollouts (grpo) and "
-        "samples (ei)",
-    )
-    verifier_ray: str | None = Field(
-        None,
-        description="grade rollouts and samples on this Ray cluster ('local', an address, "
-        "'auto'); null: in this process",
-    )
-    verifier_packages: list[str] | None = Field(
-        None,
-        description="what graded programs may import beyond the standard library; null: "
-        "$SELFPLAY_PACKAGES, else numpy, pandas and pytest",
+    verifier: VerifierConfig = Field(
+        default_factory=VerifierConfig,
+        description="the sandbox grading rollouts (grpo) and samples (ei), as in selfplay run",
     )
     generation_backend: Literal["auto", "transformers", "vllm"] = Field(
         "auto",
         description="engine of generation outside the trainer (GRPO's warm-up, ei's samples): 'auto' = vllm "
         "where it runs (its CPU build too), else transformers",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_verifier_keys(cls, data: Any) -> Any:
+        """`verifier_workers: N` (the key before training had a `verifier:` section) still
+        reads, as `verifier: {workers: N}`."""
+        if isinstance(data, dict) and "verifier_workers" in data:
+            data = dict(data)
+            section = dict(data.get("verifier") or {})
+            section.setdefault("workers", data.pop("verifier_workers"))
+            data["verifier"] = section
+        return data
 
     @field_validator("method")
     @classmethod

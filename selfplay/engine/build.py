@@ -37,7 +37,6 @@ def make_run_backend(config: RunConfig) -> Any:
 
 def make_run_verifier(config: RunConfig) -> Any:
     """The verifier the config's `verifier:` names: local sandboxes, or actors on Ray."""
-    from selfplay.verifier.factory import make_verifier
+    from selfplay.verifier.factory import configured_verifier
 
-    v = config.verifier
-    return make_verifier(v.workers, v.timeout_s, v.memory_mb, ray=v.ray, packages=v.packages)
+    return configured_verifier(config.verifier)

@@ -46,14 +46,12 @@ class TrainContext:
     checkpoint: Path | None = None  # the TRL checkpoint a resumed run continues from
 
     def verifier(self) -> Any:
-        """The verifier that grades this run's rollouts or samples, as the config sets it
-        (workers, timeout, the Ray cluster, the packages programs may import): the same
-        settings for every method, so that training grades as the run and the rewards do."""
-        from selfplay.verifier.factory import make_verifier
+        """The verifier that grades this run's rollouts or samples, as the config's
+        `verifier:` section sets it (the same section as a run's): the same settings for
+        every method, so that training grades as the run and the rewards do."""
+        from selfplay.verifier.factory import configured_verifier
 
-        c = self.config
-        return make_verifier(c.verifier_workers, c.verifier_timeout_s, ray=c.verifier_ray,
-                             packages=c.verifier_packages)  # fmt: skip
+        return configured_verifier(self.config.verifier)
 
 
 @dataclass(slots=True)

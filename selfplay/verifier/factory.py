@@ -10,6 +10,13 @@ from typing import Any
 from selfplay.verifier.readable import default_packages
 
 
+def configured_verifier(settings: Any) -> Any:
+    """The verifier a config's `verifier:` section (`selfplay.config.VerifierConfig`) names:
+    a run's, a loop's, training's alike."""
+    s = settings
+    return make_verifier(s.workers, s.timeout_s, s.memory_mb, ray=s.ray, packages=s.packages)
+
+
 def make_verifier(
     workers: int | None = None,
     timeout_s: float = 10.0,
