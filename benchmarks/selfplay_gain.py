@@ -82,6 +82,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         "value_tokens": 48,
         "program_tokens": 384,
         "grpo_steps": 8,
+        # Also report each arm's model averaged with the starting one at these weights
+        # (`selfplay/training/average.py`), e.g. "0.5": each an arm `<arm>@0.5`.
+        "average": "",
     },
     # One large GPU: a 1.5B coder, deeper levels, more of everything, GRPO arms too.
     "gpu": {
@@ -110,6 +113,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "value_tokens": 64,
         "program_tokens": 512,
         "grpo_steps": 100,
+        "average": "",
     },
 }
 
@@ -240,6 +244,33 @@ def run_once(args, bank, clock, arm, method, scheduler, held_ids, evaluate, work
             "scores": scores}  # fmt: skip
 
 
+def run_averages(args, clock, arm, entry, evaluate, work) -> dict[str, Any]:
+    """`<arm>@<w>`: the arm's model averaged with the starting one at each `--average` weight,
+    evaluated on every set (the averaging's seconds added to the arm's CPU)."""
+    from selfplay.backends.models import local_model_dir, resolve_model
+    from selfplay.training.average import average
+
+    start = local_model_dir(resolve_model(args.model))
+    out = {}
+    for text in filter(None, args.average.split(",")):
+        weight = float(text)
+        name = f"{arm}@{weight:g}"
+        target = work / name.replace(":", "-")
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(entry["model"], target)
+        clock.run(f"{name}-average", average, start, target, weight)
+        scores = clock.run(f"{name}-eval", evaluate, str(target))
+        rows = entry["rows"] if "rows" in entry else sum(c["rows"] for c in entry["curve"])
+        out[name] = {"model": str(target), "rows": rows, "scores": scores, "averaged": weight,
+                     "cpu_s": entry["cpu_s"] + clock.cpu_of(f"{name}-average")}  # fmt: skip
+        if args.keep:
+            kept = args.keep / name.replace(":", "-")
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(target, kept)
+        shutil.rmtree(target, ignore_errors=True)
+    return out
+
+
 def summarise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     from selfplay.evaluate import paired
 
@@ -293,6 +324,8 @@ def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
             ]  # fmt: skip
         else:
             entry["rows"] = arm["rows"]
+        if "averaged" in arm:
+            entry["averaged"] = arm["averaged"]
         out["arms"][name] = entry
     out["wall_s"] = round(time.perf_counter() - started)
     return out
@@ -492,6 +525,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     target = args.keep / arm.replace(":", "-")
                     shutil.rmtree(target, ignore_errors=True)
                     shutil.copytree(arms[arm]["model"], target)
+                averaged = run_averages(args, clock, arm, arms[arm], evaluate, work)
                 if args.out:  # a run cut off later keeps the arms it finished
                     partial = report_of(args, clock, sets, before, arms, started)
                     args.out.with_suffix(".partial.json").write_text(
@@ -500,6 +534,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for entry in arms.values():  # only the last arm's model is still needed
                     if entry["model"] != args.model and entry is not arms[arm]:
                         shutil.rmtree(entry["model"], ignore_errors=True)
+                arms.update(averaged)
             result = report_of(args, clock, sets, before, arms, started)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -87,6 +87,7 @@ def train(
     lora: Annotated[
         bool | None, described(TrainConfig, "lora.enabled", "--lora/--no-lora", then="default")
     ] = None,
+    average: Annotated[float | None, described(TrainConfig, "average", min=0.0, max=1.0)] = None,
     resume: Annotated[
         bool | None,
         typer.Option(
@@ -117,6 +118,7 @@ def train(
             model=model,
             role=role,
             max_steps=max_steps,
+            average=average,
             **{"verifier.ray": ray},
             **{"lora.enabled": lora, "ei.iterations": iterations},
             # One option for both methods that pick tasks; the other method ignores it.

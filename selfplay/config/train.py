@@ -159,6 +159,14 @@ class TrainConfig(BaseModel):
     dtype: Literal["auto", "float32", "bfloat16"] = Field(
         "auto", description="training dtype ('auto': bf16 on a GPU that has it, else float32)"
     )
+    average: float = Field(
+        1.0,
+        ge=0.0,
+        le=1.0,
+        description="weight of the trained model in a weight-space average with the model it "
+        "started from (WiSE-FT): 1 keeps the trained weights, 0.5 lands halfway and keeps more "
+        "of what the starting model could do",
+    )
     lora: LoraSettings = Field(default_factory=LoraSettings)
     data: DataSettings = Field(default_factory=DataSettings)
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)

@@ -302,6 +302,10 @@ def train(
         overhead=trained.overhead,
     )
     job.save(out)
+    if config.average < 1.0:  # WiSE-FT: back towards the starting model, adapter and all
+        from selfplay.training.average import average
+
+        average(base, out, config.average)
     shutil.rmtree(out / "checkpoints", ignore_errors=True)
     # The marker last: its presence means the directory is complete.
     tmp = out / f".{MARKER}.tmp"

@@ -54,6 +54,7 @@ CONFIG_BACKED = [
     (("train",), "iterations", "TrainConfig", "ei.iterations"),
     (("train",), "lora", "TrainConfig", "lora.enabled"),
     (("train",), "model", "TrainConfig", "model"),
+    (("train",), "average", "TrainConfig", "average"),
     (("run",), "rounds", "RunConfig", "rounds"),
     (("loop",), "iterations", "LoopConfig", "iterations"),
     (("export",), "split", None, "split"),

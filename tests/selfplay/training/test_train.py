@@ -32,10 +32,10 @@ class RecordingGrpo(Uniform):
         return super().select(stats, k, graph)
 
 
-def _weights(path: str) -> dict:
+def _weights(path: str, name: str = "model") -> dict:
     from safetensors.torch import load_file
 
-    return load_file(f"{path}/model.safetensors")
+    return load_file(f"{path}/{name}.safetensors")
 
 
 @pytest.mark.slow
@@ -253,3 +253,32 @@ def test_where_a_cut_off_run_resumes_is_said_only_for_its_own_config(tmp_path):
     (tmp_path / "checkpoints" / "iter-1").mkdir()
     (tmp_path / "checkpoints" / "iter-1" / "iteration.json").write_text("{}")
     assert resume_point(tmp_path, config) == "iteration 2 (kept: 1 finished iteration)"
+
+
+@pytest.mark.slow
+def test_average_saves_the_model_halfway_back_and_its_adapter_to_match(bank_file, tiny_model,
+                                                                       tmp_path):  # fmt: skip
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    saved = {}
+    with Bank(bank_file) as bank:
+        for weight in (1.0, 0.5):  # the same seed: the same run, then taken back or not
+            config = TrainConfig(method="sft", model="smollm2-135m", max_steps=2,
+                                 learning_rate=2e-3, average=weight,
+                                 data={"held_out_fraction": 0.0})  # fmt: skip
+            result = train(bank, config, tmp_path / f"sft-{weight}")
+            assert bank.model(result.model_id).config["average"] == weight
+            saved[weight] = _weights(result.path)
+    base = _weights(tiny_model)
+    name = "model.layers.0.self_attn.q_proj.weight"
+    full = saved[1.0][name].float() - base[name].float()
+    assert full.abs().max() > 1e-3  # training moved it
+    torch.testing.assert_close(saved[0.5][name].float() - base[name].float(), 0.5 * full,
+                               atol=1e-5, rtol=1e-3)  # fmt: skip
+    # The adapter saved beside it, merged into the starting model, is the saved model.
+    start = AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.float32)
+    merged = PeftModel.from_pretrained(start, tmp_path / "sft-0.5" / "adapter").merge_and_unload()
+    torch.testing.assert_close(merged.state_dict()[name], saved[0.5][name].float(),
+                               atol=1e-5, rtol=1e-3)  # fmt: skip
