@@ -6,6 +6,8 @@ The output directory is a Hugging Face model directory that every `--model` acce
 - the merged weights (LoRA folded in; float32 unless trained in bf16, so that small updates
   are not rounded away) and the tokenizer at the top;
 - `adapter/`: the LoRA adapter alone, for peft users (TRL methods);
+- with `average` below 1, both taken back towards the starting model
+  (`selfplay.training.average`: WiSE-FT, which keeps more of what the model could do before);
 - `selfplay-trained.json`: the model's id in the bank, what it was trained from and on;
   written last, so its presence means the directory is complete;
 - `checkpoints/`: TRL checkpoints while training runs (the same command continues from the last
