@@ -93,3 +93,38 @@ def test_every_arm_of_a_preset_is_a_valid_training_configuration(preset):
             assert config.data.references and config.max_steps == args.sft_steps * args.iterations
     with pytest.raises(SystemExit, match="unknown arm"):
         selfplay_gain.plan(selfplay_gain.parse_args(["--arms", "ei:nope"]))
+
+
+def _report(name: str, passed: list[bool]):
+    from selfplay.evaluate import EvalReport, pass1_interval
+
+    rows = [{"task_id": f"t{i}", "passed": p} for i, p in enumerate(passed)]
+    return EvalReport(benchmark=name, model="m", problems=len(rows), samples=1,
+                      pass_at_k={"pass@1": sum(passed) / len(passed)}, rows=rows,
+                      interval=pass1_interval([[p] for p in passed]))  # fmt: skip
+
+
+def test_an_averaged_arm_is_reported_on_its_own_scores(tmp_path):
+    """`<arm>@W` (--average) carries its own evaluation, not the curve of the arm it came
+    from, into the JSON, the tables and the figure."""
+    from phase_clock import Clock
+
+    args = selfplay_gain.parse_args(["--average", "0.5"])
+    sets = argparse.Namespace(counts={"in_family": 4})
+    before = {"in_family": _report("in_family", [False] * 4)}
+    curve = [{"iteration": 1, "sampled": 8, "passed": 2, "truncated": 0, "rows": 2,
+              "picked_warmup": {}, "cpu_s": 1.0, "passing_per_1000": 250.0,
+              "scores": {"in_family": _report("in_family", [True] * 4)}}]  # fmt: skip
+    arms = {
+        "ei:frontier": {"model": "x", "curve": curve, "cpu_s": 60.0},
+        "ei:frontier@0.5": {"model": "y", "rows": 2, "averaged": 0.5, "cpu_s": 61.0,
+                            "scores": {"in_family": _report("in_family", [True, False] * 2)}},
+    }  # fmt: skip
+    result = selfplay_gain.report_of(args, Clock(), sets, before, arms, 0.0)
+    raw, averaged = result["arms"]["ei:frontier"], result["arms"]["ei:frontier@0.5"]
+    assert raw["scores"]["in_family"]["paired"]["gained"] == 4
+    assert averaged["scores"]["in_family"]["paired"]["gained"] == 2
+    assert averaged["averaged"] == 0.5 and averaged["rows"] == 2 and "curve" not in averaged
+    assert "`ei:frontier@0.5`" in selfplay_gain.tables(result)
+    selfplay_gain.plot(result, tmp_path / "gain.png")
+    assert (tmp_path / "gain.png").stat().st_size > 0
