@@ -182,6 +182,9 @@ def train_config(args: Any, method: str, model: str, **extra: Any) -> Any:
         "data": {"held_out_fraction": 0.0, "tasks": list(getattr(args, "pool_ids", []))},
     }
     if method == "ei":
+        # Each iteration is its own `train` call: one seed for all would have `uniform` draw
+        # the same tasks every iteration (iteration 1 keeps the run's seed).
+        common["seed"] = args.seed + 1000 * (extra.get("iteration", 1) - 1)
         common["ei"] = {"iterations": 1, "scheduler": extra["scheduler"], "tasks": args.ei_tasks,
                         "samples": args.ei_samples, "temperature": args.temperature}  # fmt: skip
     elif method == "sft":
@@ -199,7 +202,7 @@ def run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate, work) -> dict[
 
     model, curve, names = args.model, [], []
     for it in range(1, args.iterations + 1):
-        config = train_config(args, "ei", model, scheduler=scheduler)
+        config = train_config(args, "ei", model, scheduler=scheduler, iteration=it)
         name = f"{arm}-train-{it}"
         try:
             result = clock.run(name, train, bank, config, work / f"{arm}-{it}", exclude=held_ids)
@@ -525,7 +528,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     target = args.keep / arm.replace(":", "-")
                     shutil.rmtree(target, ignore_errors=True)
                     shutil.copytree(arms[arm]["model"], target)
-                averaged = run_averages(args, clock, arm, arms[arm], evaluate, work)
+                arms.update(run_averages(args, clock, arm, arms[arm], evaluate, work))
                 if args.out:  # a run cut off later keeps the arms it finished
                     partial = report_of(args, clock, sets, before, arms, started)
                     args.out.with_suffix(".partial.json").write_text(
@@ -534,7 +537,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 for entry in arms.values():  # only the last arm's model is still needed
                     if entry["model"] != args.model and entry is not arms[arm]:
                         shutil.rmtree(entry["model"], ignore_errors=True)
-                arms.update(averaged)
             result = report_of(args, clock, sets, before, arms, started)
     finally:
         shutil.rmtree(work, ignore_errors=True)

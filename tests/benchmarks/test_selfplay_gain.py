@@ -88,6 +88,11 @@ def test_every_arm_of_a_preset_is_a_valid_training_configuration(preset):
         assert config.data.held_out_fraction == 0
         if method == "ei":
             assert config.ei.scheduler == scheduler and config.ei.iterations == 1
+            # Each iteration is its own train call, with its own seed: `uniform` draws other
+            # tasks each time, as it does within one multi-iteration `train --method ei`.
+            seeds = [selfplay_gain.train_config(args, method, args.model, scheduler=scheduler,
+                                                iteration=i).seed for i in (1, 2, 3)]  # fmt: skip
+            assert seeds[0] == args.seed and len(set(seeds)) == 3
             assert config.ei.tasks * config.ei.samples == args.ei_tasks * args.ei_samples
         if method == "sft":  # the sandbox-answer arm: references, as many steps as ei
             assert config.data.references and config.max_steps == args.sft_steps * args.iterations
