@@ -254,24 +254,27 @@ def run_averages(args, clock, arm, entry, evaluate, work) -> dict[str, Any]:
     from selfplay.training.average import average
 
     start = local_model_dir(resolve_model(args.model))
+    rows = entry["rows"] if "rows" in entry else sum(c["rows"] for c in entry["curve"])
     out = {}
     for text in filter(None, args.average.split(",")):
         weight = float(text)
         name = f"{arm}@{weight:g}"
-        target = work / name.replace(":", "-")
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(entry["model"], target)
+        target = copy_model(entry["model"], work / name.replace(":", "-"))
         clock.run(f"{name}-average", average, start, target, weight)
         scores = clock.run(f"{name}-eval", evaluate, str(target))
-        rows = entry["rows"] if "rows" in entry else sum(c["rows"] for c in entry["curve"])
         out[name] = {"model": str(target), "rows": rows, "scores": scores, "averaged": weight,
                      "cpu_s": entry["cpu_s"] + clock.cpu_of(f"{name}-average")}  # fmt: skip
         if args.keep:
-            kept = args.keep / name.replace(":", "-")
-            shutil.rmtree(kept, ignore_errors=True)
-            shutil.copytree(target, kept)
+            copy_model(target, args.keep / name.replace(":", "-"))
         shutil.rmtree(target, ignore_errors=True)
     return out
+
+
+def copy_model(source: str | Path, target: Path) -> Path:
+    """`source` copied to `target`, whatever was there before."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
+    return target
 
 
 def summarise(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -525,9 +528,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     arms[arm] = run_once(args, bank, clock, arm, method, scheduler, held_ids,
                                          evaluate, work)  # fmt: skip
                 if args.keep:
-                    target = args.keep / arm.replace(":", "-")
-                    shutil.rmtree(target, ignore_errors=True)
-                    shutil.copytree(arms[arm]["model"], target)
+                    copy_model(arms[arm]["model"], args.keep / arm.replace(":", "-"))
                 arms.update(run_averages(args, clock, arm, arms[arm], evaluate, work))
                 if args.out:  # a run cut off later keeps the arms it finished
                     partial = report_of(args, clock, sets, before, arms, started)

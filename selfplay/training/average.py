@@ -6,8 +6,8 @@ average `start + weight * (trained - start)` keeps much of the gain and gives ba
 loss, since fine-tuning moves the weights along a path where the two kinds of skill trade off
 smoothly. `weight` 1 is the trained model; 0 the starting one.
 
-It works on the saved files, one tensor at a time (safetensors), so it needs the memory of
-one tensor, not of two models. The LoRA adapter saved beside a merged model is scaled to
+It works on the saved files one shard at a time (safetensors): it holds one shard of the
+trained model and reads the start's tensors one by one, never two whole models. The LoRA adapter saved beside a merged model is scaled to
 match (its `lora_B` by `weight`: the adapter's update is then exactly `weight` times its
 old one), so serving the adapter and loading the merged model give the same model.
 """
@@ -15,7 +15,10 @@ old one), so serving the adapter and loading the merged model give the same mode
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 WEIGHTS = "model.safetensors"
 INDEX = "model.safetensors.index.json"
@@ -46,12 +49,32 @@ def _tensor_files(model: Path) -> dict[str, Path]:
     return where
 
 
+def _rewrite(path: Path, change: Callable[[str, Any], Any]) -> int:
+    """Replace every tensor of one safetensors file by `change(key, tensor)` (None keeps it),
+    metadata kept, the file swapped in whole; returns how many changed."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(path)
+    with safe_open(path, framework="pt") as f:
+        metadata = f.metadata()
+    changed = 0
+    for key, tensor in tensors.items():
+        new = change(key, tensor)
+        if new is not None:
+            tensors[key] = new
+            changed += 1
+    tmp = path.with_suffix(".tmp")
+    save_file(tensors, tmp, metadata=metadata)
+    tmp.replace(path)
+    return changed
+
+
 def average(start: str | Path, trained: str | Path, weight: float) -> int:
     """Rewrite `trained` (a saved model directory) as `start + weight * (trained - start)`,
     in place; returns how many tensors changed. Both must be the same architecture."""
     import torch
     from safetensors import safe_open
-    from safetensors.torch import load_file, save_file
 
     if not 0.0 <= weight <= 1.0:
         raise AverageError(f"the averaging weight must lie in [0, 1], not {weight}")
@@ -59,50 +82,28 @@ def average(start: str | Path, trained: str | Path, weight: float) -> int:
     if weight == 1.0:
         return 0
     base = _tensor_files(start)
-    changed = 0
-    for shard in _shards(trained):
-        tensors = load_file(shard)
-        with safe_open(shard, framework="pt") as f:
-            metadata = f.metadata()
-        for key, tensor in tensors.items():
+    shards = _shards(trained)
+    with ExitStack() as stack:  # each of the start's shards opened once
+        opened = {s: stack.enter_context(safe_open(s, framework="pt")) for s in set(base.values())}
+
+        def mix(key: str, tensor: Any) -> Any:
             if key not in base:
                 raise AverageError(
                     f"{trained} has a weight {key!r} that {start} lacks; they are not the "
                     "same architecture"
                 )
-            with safe_open(base[key], framework="pt") as f:
-                old = f.get_tensor(key)
+            old = opened[base[key]].get_tensor(key)
             if old.shape != tensor.shape:
                 raise AverageError(
                     f"weight {key!r} is {tuple(tensor.shape)} in {trained} but "
                     f"{tuple(old.shape)} in {start}; they are not the same architecture"
                 )
             if not tensor.is_floating_point():
-                continue
-            mixed = old.to(torch.float32) + weight * (
-                tensor.to(torch.float32) - old.to(torch.float32)
-            )
-            tensors[key] = mixed.to(tensor.dtype)
-            changed += 1
-        tmp = shard.with_suffix(".tmp")
-        save_file(tensors, tmp, metadata=metadata)
-        tmp.replace(shard)
-    _scale_adapter(trained / ADAPTER, weight)
+                return None
+            old = old.to(torch.float32)
+            return (old + weight * (tensor.to(torch.float32) - old)).to(tensor.dtype)
+
+        changed = sum(_rewrite(shard, mix) for shard in shards)
+    if (trained / ADAPTER).exists():
+        _rewrite(trained / ADAPTER, lambda key, t: t * weight if "lora_B" in key else None)
     return changed
-
-
-def _scale_adapter(path: Path, weight: float) -> None:
-    from safetensors import safe_open
-    from safetensors.torch import load_file, save_file
-
-    if not path.exists():
-        return
-    tensors = load_file(path)
-    with safe_open(path, framework="pt") as f:
-        metadata = f.metadata()
-    for key in tensors:
-        if "lora_B" in key:
-            tensors[key] = tensors[key] * weight
-    tmp = path.with_suffix(".tmp")
-    save_file(tensors, tmp, metadata=metadata)
-    tmp.replace(path)
