@@ -20,16 +20,18 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from selfplay.training.context import TrainError
+
 WEIGHTS = "model.safetensors"
 INDEX = "model.safetensors.index.json"
 ADAPTER = "adapter/adapter_model.safetensors"
 
 
-class AverageError(ValueError):
-    """The two models cannot be averaged (one sentence)."""
+class AverageError(TrainError):
+    """The two models cannot be averaged (one sentence; `selfplay train` prints it)."""
 
 
-def _shards(model: Path) -> list[Path]:
+def shards(model: Path) -> list[Path]:
     if (model / INDEX).exists():
         index = json.loads((model / INDEX).read_text(encoding="utf-8"))
         return sorted({model / name for name in index["weight_map"].values()})
@@ -42,7 +44,7 @@ def _tensor_files(model: Path) -> dict[str, Path]:
     from safetensors import safe_open
 
     where = {}
-    for shard in _shards(model):
+    for shard in shards(model):
         with safe_open(shard, framework="pt") as f:
             for key in f.keys():  # noqa: SIM118 (safe_open has no __iter__)
                 where[key] = shard
@@ -82,7 +84,7 @@ def average(start: str | Path, trained: str | Path, weight: float) -> int:
     if weight == 1.0:
         return 0
     base = _tensor_files(start)
-    shards = _shards(trained)
+    files = shards(trained)
     with ExitStack() as stack:  # each of the start's shards opened once
         opened = {s: stack.enter_context(safe_open(s, framework="pt")) for s in set(base.values())}
 
@@ -103,7 +105,7 @@ def average(start: str | Path, trained: str | Path, weight: float) -> int:
             old = old.to(torch.float32)
             return (old + weight * (tensor.to(torch.float32) - old)).to(tensor.dtype)
 
-        changed = sum(_rewrite(shard, mix) for shard in shards)
+        changed = sum(_rewrite(shard, mix) for shard in files)
     if (trained / ADAPTER).exists():
         _rewrite(trained / ADAPTER, lambda key, t: t * weight if "lora_B" in key else None)
     return changed

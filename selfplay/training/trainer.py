@@ -282,6 +282,10 @@ def train(
         resume=resume,
         checkpoint=checkpoint,
     )
+    if config.average < 1.0:  # refused before training, not after it
+        from selfplay.training.average import shards
+
+        shards(Path(base))
     job = get_method(config.method).load().build(ctx)
     # Recorded once the data is there (a run with nothing to train on leaves no record); a
     # resumed run keeps its record.

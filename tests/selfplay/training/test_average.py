@@ -7,6 +7,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from selfplay.training.average import AverageError, average
+from selfplay.training.context import TrainError
 
 
 def _tiny(path, seed):
@@ -74,6 +75,8 @@ def test_models_of_other_shapes_or_weights_out_of_range_are_refused(tmp_path):
         average(tmp_path / "start", tmp_path / "other", 0.5)
     with pytest.raises(AverageError, match=r"in \[0, 1\]"):
         average(tmp_path / "start", tmp_path / "other", 1.5)
+    # A TrainError: `selfplay train` says it in one sentence, and refuses before training.
+    assert issubclass(AverageError, TrainError)
     with pytest.raises(AverageError, match="no safetensors"):
         average(tmp_path / "start", tmp_path / "missing", 0.5)
     after = load_file(tmp_path / "other" / "model.safetensors")
