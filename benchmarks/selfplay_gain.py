@@ -25,6 +25,9 @@ The proposal banks are banks of `selfplay run` rounds (the model's own admitted 
      passing attempts), as many steps as an ei arm trains: learning the interpreter, for
      comparison;
    - `grpo:<scheduler>`: GRPO with the curriculum (the gpu preset).
+   With `--train-average W` below 1 (the cpu preset: 0.7) every arm ends as `selfplay train
+   --average W` does, its trained model averaged once with the start; that model is the
+   arm's final one, and each raw iteration is scored in-family for the curve.
 5. After: the same evaluations, paired with Before problem by problem (McNemar's exact
    test), Wilson intervals; per iteration the in-family curve and the passing samples per
    1,000 generated (what a scheduler buys); gain per CPU-minute, the sandbox workers' and
@@ -72,11 +75,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "humaneval": 164,
         "warmup_samples": 2,
         "arms": "ei:uniform,ei:learnability,ei:frontier,sft:verified",
-        "iterations": 2,
+        # Three iterations reach +15 in-family under `frontier` (docs/training.md).
+        "iterations": 3,
         "ei_tasks": 96,
         "ei_samples": 4,
         "sft_steps": 12,
         "sft_batch": 8,
+        # sft:verified's long rows, 36 steps at batch 8 in one pass, ran out of 24 GB.
+        "verified_accumulation": 2,
         "learning_rate": 3e-4,
         "temperature": 1.0,
         "value_tokens": 48,
@@ -85,6 +91,10 @@ PRESETS: dict[str, dict[str, Any]] = {
         # Also report each arm's model averaged with the starting one at these weights
         # (`selfplay/training/average.py`), e.g. "0.5": each an arm `<arm>@0.5`.
         "average": "",
+        # Every arm trains as `selfplay train --average 0.7` does: the model it ends with is
+        # start + 0.7 x (trained - start). Three raw iterations cost HumanEval 4 to 7 points;
+        # averaged at 0.7 they kept the in-family gain (docs/training.md).
+        "train_average": 0.7,
     },
     # One large GPU: a 1.5B coder, deeper levels, more of everything, GRPO arms too.
     "gpu": {
@@ -108,12 +118,14 @@ PRESETS: dict[str, dict[str, Any]] = {
         "ei_samples": 8,
         "sft_steps": 60,
         "sft_batch": 16,
+        "verified_accumulation": 1,
         "learning_rate": 1e-4,
         "temperature": 1.0,
         "value_tokens": 64,
         "program_tokens": 512,
         "grpo_steps": 100,
         "average": "",
+        "train_average": 1.0,
     },
 }
 
@@ -190,6 +202,10 @@ def train_config(args: Any, method: str, model: str, **extra: Any) -> Any:
     elif method == "sft":
         common["max_steps"] = args.sft_steps * args.iterations  # as many steps as an ei arm
         common["data"]["references"] = True
+        # The same batch of sft_batch rows per step, taken in `verified_accumulation` passes.
+        common["batch_size"] = max(1, args.sft_batch // args.verified_accumulation)
+        common["gradient_accumulation_steps"] = args.verified_accumulation
+        common["average"] = args.train_average
     else:
         common |= {"max_steps": args.grpo_steps, "batch_size": 8,
                    "grpo": {"scheduler": extra["scheduler"], "num_generations": 4,
@@ -212,7 +228,9 @@ def run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate, work) -> dict[
             info, path = {"sampled": args.ei_tasks * args.ei_samples, "passed": 0, "rows": 0,
                           "truncated": None, "picked": []}, model  # fmt: skip
         names.append(name)
-        final = it == args.iterations
+        # The arm's final model is scored on every set; an averaged run's raw last iteration
+        # only in-family, for the curve (its averaged model is scored on every set below).
+        final = it == args.iterations and args.train_average == 1.0
         scores = clock.run(f"{arm}-eval-{it}", evaluate, path,
                            SETS if final else ("in_family",))  # fmt: skip
         curve.append({"iteration": it, "sampled": info["sampled"], "passed": info["passed"],
@@ -223,7 +241,25 @@ def run_ei(args, bank, clock, arm, scheduler, held_ids, evaluate, work) -> dict[
         if path != model and model != args.model and not args.keep:
             shutil.rmtree(model, ignore_errors=True)  # the previous iteration's model
         model = path
-    return {"model": model, "curve": curve, "cpu_s": clock.cpu_of(*names)}
+    entry = {"model": model, "curve": curve, "cpu_s": clock.cpu_of(*names)}
+    if args.train_average < 1.0:
+        entry |= finish_average(args, clock, arm, model, evaluate, work)
+        entry["cpu_s"] += clock.cpu_of(f"{arm}-average")
+    return entry
+
+
+def finish_average(args, clock, arm, model, evaluate, work) -> dict[str, Any]:
+    """What `selfplay train --method ei --average W` ends with: the last iteration's model
+    averaged once with the run's start, scored on every set as the arm's final model."""
+    from selfplay.backends.models import local_model_dir, resolve_model
+    from selfplay.training.average import average
+
+    start = local_model_dir(resolve_model(args.model))
+    target = copy_model(model, work / f"{arm.replace(':', '-')}-averaged")
+    clock.run(f"{arm}-average", average, start, target, args.train_average)
+    scores = clock.run(f"{arm}-eval", evaluate, str(target))
+    return {"raw": model, "model": str(target), "scores": scores,
+            "averaged": args.train_average}  # fmt: skip
 
 
 def picked_profile(args: Any, picked: list[str]) -> dict[str, int]:
@@ -243,8 +279,11 @@ def run_once(args, bank, clock, arm, method, scheduler, held_ids, evaluate, work
     result = clock.run(f"{arm}-train", train, bank, config, work / arm.replace(":", "-"),
                        exclude=held_ids)  # fmt: skip
     scores = clock.run(f"{arm}-eval", evaluate, result.path)
-    return {"model": result.path, "rows": result.rows, "cpu_s": clock.cpu_of(f"{arm}-train"),
-            "scores": scores}  # fmt: skip
+    entry = {"model": result.path, "rows": result.rows, "cpu_s": clock.cpu_of(f"{arm}-train"),
+             "scores": scores}  # fmt: skip
+    if args.train_average < 1.0:  # `train` averaged it (config.average)
+        entry["averaged"] = args.train_average
+    return entry
 
 
 def run_averages(args, clock, arm, entry, evaluate, work) -> dict[str, Any]:
@@ -259,7 +298,7 @@ def run_averages(args, clock, arm, entry, evaluate, work) -> dict[str, Any]:
     for text in filter(None, args.average.split(",")):
         weight = float(text)
         name = f"{arm}@{weight:g}"
-        target = copy_model(entry["model"], work / name.replace(":", "-"))
+        target = copy_model(entry.get("raw", entry["model"]), work / name.replace(":", "-"))
         clock.run(f"{name}-average", average, start, target, weight)
         scores = clock.run(f"{name}-eval", evaluate, str(target))
         out[name] = {"model": str(target), "rows": rows, "scores": scores, "averaged": weight,
@@ -307,7 +346,7 @@ def report_of(args, clock, sets, before, arms, started) -> dict[str, Any]:
     }
     shared = clock.cpu_of("warm-up")
     for name, arm in arms.items():
-        final = arm["curve"][-1]["scores"] if "curve" in arm else arm["scores"]
+        final = arm["scores"] if "scores" in arm else arm["curve"][-1]["scores"]
         scores = summarise(before, final)
         cpu_min = (arm["cpu_s"] + shared) / 60
         gain = scores["in_family"]["paired"]["change"] if "in_family" in scores else 0.0
@@ -380,6 +419,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
                     yerr=[[y - p["interval"][0] for y, (_, p) in zip(ys, points, strict=True)],
                           [p["interval"][1] - y for y, (_, p) in zip(ys, points, strict=True)]],
                     marker="o", capsize=4, color=f"C{j}", label=a)  # fmt: skip
+        if "averaged" in entry:  # where the raw last iteration ended, averaged with the start
+            ax.plot([points[-1][0]], [entry["scores"]["in_family"]["pass@1"]], marker="*",
+                    markersize=12, color=f"C{j}", linestyle="none",
+                    label=f"{a} averaged at {entry['averaged']:g}")  # fmt: skip
     ax.set_xlabel("expert iteration")
     ax.set_xticks(range(0, 1 + max([len(e.get("curve", [])) for e in arms.values()] + [1])))
     ax.set_ylabel("in-family held-out pass@1")
@@ -458,6 +501,8 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     from selfplay.backends.models import resolve_model
 
     resolve_model(args.model)
+    if not 0.0 <= args.train_average <= 1.0:
+        raise SystemExit(f"--train-average {args.train_average} is outside 0 to 1")
     out = []
     for arm in args.arms.split(","):
         method, _, scheduler = arm.partition(":")
@@ -535,9 +580,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     args.out.with_suffix(".partial.json").write_text(
                         json.dumps(partial, indent=2) + "\n", encoding="utf-8"
                     )
-                for entry in arms.values():  # only the last arm's model is still needed
-                    if entry["model"] != args.model and entry is not arms[arm]:
-                        shutil.rmtree(entry["model"], ignore_errors=True)
+                for entry in arms.values():  # only the last arm's models are still needed
+                    for key in ("model", "raw"):
+                        if entry.get(key, args.model) != args.model and entry is not arms[arm]:
+                            shutil.rmtree(entry[key], ignore_errors=True)
             result = report_of(args, clock, sets, before, arms, started)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -133,3 +133,56 @@ def test_an_averaged_arm_is_reported_on_its_own_scores(tmp_path):
     assert "`ei:frontier@0.5`" in selfplay_gain.tables(result)
     selfplay_gain.plot(result, tmp_path / "gain.png")
     assert (tmp_path / "gain.png").stat().st_size > 0
+
+
+def test_an_averaged_run_scores_its_averaged_model_on_every_set(tmp_path, monkeypatch):
+    """With --train-average below 1 an ei arm ends as `selfplay train --average` does: each
+    raw iteration is scored in-family only (the curve) and the averaged model, made once from
+    the last iteration against the start, is the arm's final model, scored on every set."""
+    from phase_clock import Clock
+
+    import selfplay.training
+    import selfplay.training.average
+    from selfplay.training.trainer import TrainResult
+
+    start = tmp_path / "start"
+    start.mkdir()
+    (start / "config.json").write_text("{}")
+    args = selfplay_gain.parse_args(["--model", str(start), "--iterations", "2",
+                                     "--train-average", "0.7"])  # fmt: skip
+
+    def fake_train(bank, config, out, exclude):
+        Path(out).mkdir(parents=True)
+        (Path(out) / "from").write_text(config.model)
+        return TrainResult(model_id=Path(out).name, path=str(out), method="ei", role="solver",
+                           steps=1, rows=3,
+                           log=[{"sampled": 8, "passed": 3, "rows": 3, "picked": []}])  # fmt: skip
+
+    averaged = []
+    monkeypatch.setattr(selfplay.training, "train", fake_train)
+    monkeypatch.setattr(selfplay.training.average, "average",
+                        lambda s, t, w: averaged.append((Path(s), Path(t).name, w)))  # fmt: skip
+    scored = []
+
+    def evaluate(model, sets=selfplay_gain.SETS):
+        scored.append((Path(model).name, tuple(sets)))
+        return {s: _report(s, [True, False]) for s in sets}
+
+    entry = selfplay_gain.run_ei(args, None, Clock(), "ei:frontier", "frontier", set(),
+                                 evaluate, tmp_path / "work")  # fmt: skip
+    assert scored == [("ei:frontier-1", ("in_family",)), ("ei:frontier-2", ("in_family",)),
+                      ("ei-frontier-averaged", selfplay_gain.SETS)]  # fmt: skip
+    assert averaged == [(start.resolve(), "ei-frontier-averaged", 0.7)]
+    # the average was made from the last iteration, which trained from the first
+    assert (Path(entry["model"]) / "from").read_text().endswith("ei:frontier-1")
+    assert entry["averaged"] == 0.7 and set(entry["scores"]) == set(selfplay_gain.SETS)
+
+
+def test_the_sandbox_answer_arm_takes_its_batch_in_passes_and_is_averaged_too():
+    args = selfplay_gain.parse_args(["--model", "smollm2-135m"])
+    config = selfplay_gain.train_config(args, "sft", args.model, scheduler="uniform")
+    assert config.batch_size * config.gradient_accumulation_steps == args.sft_batch
+    assert config.gradient_accumulation_steps == args.verified_accumulation > 1
+    assert config.average == args.train_average < 1
+    with pytest.raises(SystemExit, match="outside 0 to 1"):
+        selfplay_gain.plan(selfplay_gain.parse_args(["--train-average", "1.5"]))
