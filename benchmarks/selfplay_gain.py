@@ -255,7 +255,9 @@ def finish_average(args, clock, arm, model, evaluate, work) -> dict[str, Any]:
     from selfplay.training.average import average
 
     start = local_model_dir(resolve_model(args.model))
-    target = copy_model(model, work / f"{arm.replace(':', '-')}-averaged")
+    # When no iteration passed anything the model is still the start, named as a spec.
+    target = copy_model(local_model_dir(resolve_model(model)),
+                        work / f"{arm.replace(':', '-')}-averaged")  # fmt: skip
     clock.run(f"{arm}-average", average, start, target, args.train_average)
     scores = clock.run(f"{arm}-eval", evaluate, str(target))
     return {"raw": model, "model": str(target), "scores": scores,
@@ -298,7 +300,8 @@ def run_averages(args, clock, arm, entry, evaluate, work) -> dict[str, Any]:
     for text in filter(None, args.average.split(",")):
         weight = float(text)
         name = f"{arm}@{weight:g}"
-        target = copy_model(entry.get("raw", entry["model"]), work / name.replace(":", "-"))
+        source = local_model_dir(resolve_model(entry.get("raw", entry["model"])))
+        target = copy_model(source, work / name.replace(":", "-"))
         clock.run(f"{name}-average", average, start, target, weight)
         scores = clock.run(f"{name}-eval", evaluate, str(target))
         out[name] = {"model": str(target), "rows": rows, "scores": scores, "averaged": weight,
@@ -534,7 +537,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from pipelines.train import quiet_libraries
     from selfplay.backends import make_backend
-    from selfplay.backends.models import model_label
+    from selfplay.backends.models import local_model_dir, model_label, resolve_model
     from selfplay.config import SolverConfig
     from selfplay.solver import Solver
     from selfplay.solver.warmup import warm_up
@@ -573,7 +576,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     arms[arm] = run_once(args, bank, clock, arm, method, scheduler, held_ids,
                                          evaluate, work)  # fmt: skip
                 if args.keep:
-                    copy_model(arms[arm]["model"], args.keep / arm.replace(":", "-"))
+                    copy_model(local_model_dir(resolve_model(arms[arm]["model"])),
+                               args.keep / arm.replace(":", "-"))  # fmt: skip
                 arms.update(run_averages(args, clock, arm, arms[arm], evaluate, work))
                 if args.out:  # a run cut off later keeps the arms it finished
                     partial = report_of(args, clock, sets, before, arms, started)

@@ -135,10 +135,12 @@ def test_an_averaged_arm_is_reported_on_its_own_scores(tmp_path):
     assert (tmp_path / "gain.png").stat().st_size > 0
 
 
-def test_an_averaged_run_scores_its_averaged_model_on_every_set(tmp_path, monkeypatch):
+@pytest.mark.parametrize("passes", [True, False])
+def test_an_averaged_run_scores_its_averaged_model_on_every_set(tmp_path, monkeypatch, passes):
     """With --train-average below 1 an ei arm ends as `selfplay train --average` does: each
     raw iteration is scored in-family only (the curve) and the averaged model, made once from
-    the last iteration against the start, is the arm's final model, scored on every set."""
+    the last iteration against the start, is the arm's final model, scored on every set; when
+    nothing ever passed, that model is the start's."""
     from phase_clock import Clock
 
     import selfplay.training
@@ -152,7 +154,10 @@ def test_an_averaged_run_scores_its_averaged_model_on_every_set(tmp_path, monkey
                                      "--train-average", "0.7"])  # fmt: skip
 
     def fake_train(bank, config, out, exclude):
+        if not passes:
+            raise selfplay.training.TrainError("no answer passed")
         Path(out).mkdir(parents=True)
+        (Path(out) / "config.json").write_text("{}")
         (Path(out) / "from").write_text(config.model)
         return TrainResult(model_id=Path(out).name, path=str(out), method="ei", role="solver",
                            steps=1, rows=3,
@@ -170,11 +175,15 @@ def test_an_averaged_run_scores_its_averaged_model_on_every_set(tmp_path, monkey
 
     entry = selfplay_gain.run_ei(args, None, Clock(), "ei:frontier", "frontier", set(),
                                  evaluate, tmp_path / "work")  # fmt: skip
-    assert scored == [("ei:frontier-1", ("in_family",)), ("ei:frontier-2", ("in_family",)),
+    raw = ["ei:frontier-1", "ei:frontier-2"] if passes else ["start", "start"]
+    assert scored == [(raw[0], ("in_family",)), (raw[1], ("in_family",)),
                       ("ei-frontier-averaged", selfplay_gain.SETS)]  # fmt: skip
     assert averaged == [(start.resolve(), "ei-frontier-averaged", 0.7)]
-    # the average was made from the last iteration, which trained from the first
-    assert (Path(entry["model"]) / "from").read_text().endswith("ei:frontier-1")
+    if passes:  # the average was made from the last iteration, which trained from the first
+        assert (Path(entry["model"]) / "from").read_text().endswith("ei:frontier-1")
+    else:  # from a copy of the start
+        assert (Path(entry["model"]) / "config.json").is_file()
+        assert not (Path(entry["model"]) / "from").exists()
     assert entry["averaged"] == 0.7 and set(entry["scores"]) == set(selfplay_gain.SETS)
 
 
