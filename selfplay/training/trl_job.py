@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from selfplay.training.context import TrainContext, Trained
+from selfplay.training.lm_head import labelled_positions_only
 
 
 def dataset(rows: list[dict[str, Any]]) -> Any:
@@ -88,7 +89,8 @@ class TrlJob:
             since = os.path.getmtime(checkpoint / "trainer_state.json") if checkpoint else 0.0
             dropped = ctx.bank.drop_attempts_since(ctx.model_id, since)
         try:
-            self.trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+            with labelled_positions_only():
+                self.trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         finally:
             self.close()
         return Trained(
