@@ -23,6 +23,18 @@ def say(text: str) -> None:
     print(f"[{time.perf_counter() - START:6.0f} s] {text}", file=sys.stderr, flush=True)
 
 
+def in_child(script: str, args: list[str]) -> dict[str, Any]:
+    """`script` run with `args` in a fresh Python process (its own imports, its own peak
+    memory); the last line it prints, as JSON. A failure ends the benchmark with its error."""
+    import json
+    import subprocess
+
+    res = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def _stat(pid: str) -> tuple[int, float] | None:
     """(parent pid, CPU seconds of the process and its reaped children) from /proc."""
     try:

@@ -25,7 +25,6 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from phase_clock import in_child  # noqa: E402
 
 GRPO = {"num_generations": 2, "max_completion_length": 48, "scheduler": "learnability"}
 
@@ -159,13 +161,6 @@ def run_memory(bank_path: Path, model: str, method: str, out: Path) -> dict:
             "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
 
 
-def _child(args: list[str]) -> dict:
-    res = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -197,14 +192,14 @@ def main() -> None:
     runs = []
     if args.memory:
         for method in ("sft", "grpo"):
-            runs.append(_child(["--model", model, "--one", f"memory-{method}", str(bank),
+            runs.append(in_child(__file__, ["--model", model, "--one", f"memory-{method}", str(bank),
                                 str(folder / f"m-{method}")]))  # fmt: skip
     else:
         for i in range(args.repeats):
             for runner in ("trl", "selfplay"):
                 copy = folder / f"{runner}-{i}.db"
                 copy.write_bytes(bank.read_bytes())
-                runs.append(_child(["--model", model, "--steps", str(args.steps), "--one", runner,
+                runs.append(in_child(__file__, ["--model", model, "--steps", str(args.steps), "--one", runner,
                                     str(copy), str(folder / f"{runner}-{i}")]))  # fmt: skip
     report = {"model": model, "steps": args.steps, "cpus": os.cpu_count(),
               "load_average": round(os.getloadavg()[0], 2), "runs": runs}  # fmt: skip

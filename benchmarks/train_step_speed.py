@@ -29,6 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from phase_clock import in_child  # noqa: E402
 
 
 def _bank(folder: Path) -> Path:
@@ -77,13 +80,6 @@ def run(runner: str, bank_path: Path, model: str, steps: int, out: Path) -> dict
             "rows": result.rows}  # fmt: skip
 
 
-def _child(args: list[str]) -> dict:
-    res = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{res.stderr[-3000:]}")
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="bundled")
@@ -105,7 +101,7 @@ def main() -> None:
     runs = []
     for i in range(args.repeats):
         for runner in ("trl", "selfplay"):
-            runs.append(_child(["--model", args.model, "--steps", str(args.steps), "--one",
+            runs.append(in_child(__file__, ["--model", args.model, "--steps", str(args.steps), "--one",
                                 runner, str(bank), str(folder / f"{runner}-{i}")]))  # fmt: skip
             print(json.dumps(runs[-1]), flush=True)
     median = {r: statistics.median(s for x in runs if x["runner"] == r for s in x["step_s"][1:])

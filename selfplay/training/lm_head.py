@@ -8,8 +8,8 @@ anywhere else it projects every position, so that accelerators which compile per
 shape, and there the projection is a large share of a step: 136M of the bundled model's 494M
 weights are its LM head, and most positions of selfplay's rows are the prompt, which is never
 labelled. `labelled_positions_only()` has TRL take its compact path on a CPU too: the same
-loss and gradients (tests/selfplay/training/test_lm_head.py), a training step 1.6x faster on
-the bundled model (docs/training.md#speed-of-a-training-step-on-a-cpu).
+loss and gradients (tests/selfplay/training/test_lm_head.py), an SFT step of the bundled
+model 1.5x to 2.2x faster (docs/training.md#speed-of-a-training-step-on-a-cpu).
 """
 
 from __future__ import annotations
