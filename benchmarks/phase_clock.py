@@ -35,6 +35,33 @@ def in_child(script: str, args: list[str]) -> dict[str, Any]:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def time_train_steps() -> list[float]:
+    """The seconds of every step that `selfplay.training.train` runs from now on in this
+    process, filled in as they end: a clock on each run's own progress callback."""
+    from selfplay.training import trl_job
+
+    times: list[float] = []
+    made = trl_job.progress_callback
+
+    def timed(progress, log, doing=None):
+        callback = made(progress, log, doing)
+        begin, end = callback.on_step_begin, callback.on_step_end
+
+        def on_step_begin(*a, **k):
+            callback.started = time.perf_counter()
+            return begin(*a, **k)
+
+        def on_step_end(*a, **k):
+            times.append(time.perf_counter() - callback.started)
+            return end(*a, **k)
+
+        callback.on_step_begin, callback.on_step_end = on_step_begin, on_step_end
+        return callback
+
+    trl_job.progress_callback = timed
+    return times
+
+
 def _stat(pid: str) -> tuple[int, float] | None:
     """(parent pid, CPU seconds of the process and its reaped children) from /proc."""
     try:

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from phase_clock import in_child  # noqa: E402
+from phase_clock import in_child, time_train_steps  # noqa: E402
 
 GRPO = {"num_generations": 2, "max_completion_length": 48, "scheduler": "learnability"}
 
@@ -117,25 +117,10 @@ def run_trl(bank_path: Path, model: str, steps: int, out: Path) -> dict:
 
 def run_selfplay(bank_path: Path, model: str, steps: int, out: Path) -> dict:
     from selfplay.config import TrainConfig
-    from selfplay.training import train, trl_job
+    from selfplay.training import train
     from task_bank.store import Bank
 
-    clock, times = _step_times()
-    original = trl_job.progress_callback
-
-    def with_clock(progress, log, doing=None):  # the run's own callback, and the clock beside it
-        callback = original(progress, log, doing)
-        own_end = callback.on_step_end
-
-        def on_step_end(*a, **k):
-            clock.on_step_end(*a, **k)
-            own_end(*a, **k)
-
-        callback.on_step_begin = clock.on_step_begin
-        callback.on_step_end = on_step_end
-        return callback
-
-    trl_job.progress_callback = with_clock
+    times = time_train_steps()
     config = TrainConfig(method="grpo", model=model, max_steps=steps, save_steps=10_000,
                          grpo=GRPO)  # fmt: skip
     with Bank(bank_path) as bank:
@@ -192,15 +177,17 @@ def main() -> None:
     runs = []
     if args.memory:
         for method in ("sft", "grpo"):
-            runs.append(in_child(__file__, ["--model", model, "--one", f"memory-{method}", str(bank),
-                                str(folder / f"m-{method}")]))  # fmt: skip
+            one = ["--one", f"memory-{method}", str(bank), str(folder / f"m-{method}")]
+            runs.append(in_child(__file__, ["--model", model, *one]))
     else:
         for i in range(args.repeats):
             for runner in ("trl", "selfplay"):
                 copy = folder / f"{runner}-{i}.db"
                 copy.write_bytes(bank.read_bytes())
-                runs.append(in_child(__file__, ["--model", model, "--steps", str(args.steps), "--one", runner,
-                                    str(copy), str(folder / f"{runner}-{i}")]))  # fmt: skip
+                one = ["--one", runner, str(copy), str(folder / f"{runner}-{i}")]
+                runs.append(
+                    in_child(__file__, ["--model", model, "--steps", str(args.steps), *one])
+                )
     report = {"model": model, "steps": args.steps, "cpus": os.cpu_count(),
               "load_average": round(os.getloadavg()[0], 2), "runs": runs}  # fmt: skip
     if not args.memory:

@@ -24,14 +24,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from phase_clock import in_child  # noqa: E402
+from phase_clock import in_child, time_train_steps  # noqa: E402
 
 
 def _bank(folder: Path) -> Path:
@@ -51,25 +50,7 @@ def run(runner: str, bank_path: Path, model: str, steps: int, out: Path) -> dict
 
     if runner == "trl":  # TRL's own choice of path on a CPU
         trl_job.labelled_positions_only = contextlib.nullcontext
-    times: list[float] = []
-    made = trl_job.progress_callback
-
-    def timed(progress, log, doing=None):  # the run's own callback, with a clock on its steps
-        callback = made(progress, log, doing)
-        begin, end = callback.on_step_begin, callback.on_step_end
-
-        def on_step_begin(*a, **k):
-            callback.started = time.perf_counter()
-            return begin(*a, **k)
-
-        def on_step_end(*a, **k):
-            times.append(time.perf_counter() - callback.started)
-            return end(*a, **k)
-
-        callback.on_step_begin, callback.on_step_end = on_step_begin, on_step_end
-        return callback
-
-    trl_job.progress_callback = timed
+    times = time_train_steps()
     config = TrainConfig(method="sft", model=model, max_steps=steps, batch_size=8,
                          save_steps=10_000, max_length=512, seed=0,
                          data={"references": True, "held_out_fraction": 0.0})  # fmt: skip
@@ -101,8 +82,10 @@ def main() -> None:
     runs = []
     for i in range(args.repeats):
         for runner in ("trl", "selfplay"):
-            runs.append(in_child(__file__, ["--model", args.model, "--steps", str(args.steps), "--one",
-                                runner, str(bank), str(folder / f"{runner}-{i}")]))  # fmt: skip
+            one = ["--one", runner, str(bank), str(folder / f"{runner}-{i}")]
+            runs.append(
+                in_child(__file__, ["--model", args.model, "--steps", str(args.steps), *one])
+            )
             print(json.dumps(runs[-1]), flush=True)
     median = {r: statistics.median(s for x in runs if x["runner"] == r for s in x["step_s"][1:])
               for r in ("trl", "selfplay")}  # fmt: skip

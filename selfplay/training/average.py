@@ -7,9 +7,10 @@ loss, since fine-tuning moves the weights along a path where the two kinds of sk
 smoothly. `weight` 1 is the trained model; 0 the starting one.
 
 It works on the saved files one shard at a time (safetensors): it holds one shard of the
-trained model and reads the start's tensors one by one, never two whole models. The LoRA adapter saved beside a merged model is scaled to
-match (its `lora_B` by `weight`: the adapter's update is then exactly `weight` times its
-old one), so serving the adapter and loading the merged model give the same model.
+trained model and reads the start's tensors one by one, never two whole models. The LoRA
+adapter saved beside a merged model is scaled to match (its `lora_B` by `weight`: the
+adapter's update is then exactly `weight` times its old one), so serving the adapter and
+loading the merged model give the same model.
 """
 
 from __future__ import annotations
