@@ -177,7 +177,7 @@ class Admission:
         if not rows:
             return live
         progress("probe", 0, len(rows))
-        verdicts = self.verifier.grade(rows)
+        verdicts = degenerate.grade(self.verifier, rows)
         progress("probe", len(rows), len(rows))
         per = len(degenerate.PROBES)
         for n, x in enumerate(probed):

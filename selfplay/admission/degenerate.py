@@ -51,6 +51,7 @@ _ANY = (
     "    __hash__ = object.__hash__\n"
 )
 KINDS = ("codegen",)
+NUMPY_HEAD = "import numpy as np\n\n"
 
 
 def probes_for(c: Candidate) -> bool:
@@ -59,7 +60,7 @@ def probes_for(c: Candidate) -> bool:
 
 def program(name: str, entry_point: str) -> str:
     expr = PROBES[name]
-    head = "import numpy as np\n\n" if expr.startswith("np.") else ""
+    head = NUMPY_HEAD if expr.startswith("np.") else ""
     helper = _ANY + "\n\n" if name == "equals_everything" else ""
     return f"{head}{helper}def {entry_point}(*args, **kwargs):\n    return {expr}\n"
 
@@ -75,6 +76,23 @@ def rows(c: Candidate, tag: str, timeout_s: float | None) -> list[dict[str, Any]
             row["timeout_s"] = timeout_s
         out.append(row)
     return out
+
+
+def grade(verifier: Any, rows: list[dict[str, Any]]) -> list[Any]:
+    """The probes' verdicts, in order. The numpy probes go to a pool whose zygotes imported
+    numpy already (`Verifier.with_preload`), where the verifier can make one: otherwise
+    each would import it in both of its processes, ten times the cost of the rest of the
+    row. Their programs are constants, so numpy's state shared across rows changes nothing."""
+    preloaded = getattr(verifier, "with_preload", None)
+    heavy = [n for n, r in enumerate(rows) if r["program"].startswith(NUMPY_HEAD)]
+    if preloaded is None or not heavy:
+        return verifier.grade(rows)
+    light = sorted(set(range(len(rows))) - set(heavy))
+    verdicts: list[Any] = [None] * len(rows)
+    for order, pool in ((heavy, preloaded(["numpy"])), (light, verifier)):
+        for n, verdict in zip(order, pool.grade([rows[n] for n in order]), strict=True):
+            verdicts[n] = verdict
+    return verdicts
 
 
 def _same(output: str, probe: str) -> bool:
