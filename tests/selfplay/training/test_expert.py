@@ -67,9 +67,12 @@ def test_expert_iteration_trains_only_on_its_own_passing_samples(easy_bank, tmp_
         learning_rate=1e-3,
         generation_backend="transformers",
         data={"held_out_fraction": 0.0},
-        ei={"iterations": 2, "scheduler": "recording-ei", "tasks": 12, "samples": 4,
-            "max_new_tokens": 24},
+        ei={"iterations": 2, "scheduler": "recording-ei", "tasks": 6, "samples": 4,
+            "max_new_tokens": 24, "temperature": 0.3},
     )  # fmt: skip
+    # Six tasks a iteration at a low temperature: about half the first iteration's samples
+    # pass (13 of 24 measured), so some rows are there on any CPU's numerics, at half the
+    # generation of twelve tasks at temperature 1.
     with Bank(easy_bank) as bank:
         result = train(bank, config, tmp_path / "ei")
         record = bank.model(result.model_id)
@@ -79,9 +82,9 @@ def test_expert_iteration_trains_only_on_its_own_passing_samples(easy_bank, tmp_
         ).fetchall()
     first, second = result.log
     # The scheduler picks each iteration's tasks and sees the first iteration's samples.
-    assert len(first["picked"]) == len(second["picked"]) == 12
-    assert SEEN == [0, 48]
-    assert first["sampled"] == second["sampled"] == 48 and len(mine) == 96
+    assert len(first["picked"]) == len(second["picked"]) == 6
+    assert SEEN == [0, 24]
+    assert first["sampled"] == second["sampled"] == 24 and len(mine) == 48
     for it in (first, second):
         passing = {(task, as_response(answer)) for task, answer, passed, step in mine
                    if step == it["iteration"] and passed}  # fmt: skip
@@ -89,6 +92,6 @@ def test_expert_iteration_trains_only_on_its_own_passing_samples(easy_bank, tmp_
         assert it["passed"] >= len(passing) == it["rows"]
         assert it["steps"] == (2 if it["rows"] else 0)
     assert result.rows == first["rows"] + second["rows"] > 0
-    assert result.rollouts == 96 and record.method == "ei" and record.status == "done"
+    assert result.rollouts == 48 and record.method == "ei" and record.status == "done"
     assert (tmp_path / "ei" / "model.safetensors").is_file()
     assert not (tmp_path / "ei" / "checkpoints").exists()
