@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -23,6 +24,16 @@ from bank_builder import build_bank  # noqa: E402
 # The reward pool joins a Ray cluster that this process is connected to; the suite's other
 # reward tests must keep grading locally while the Ray cluster below is up.
 os.environ.setdefault("SELFPLAY_RAY_ADDRESS", "off")
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_reaches_the_commands_started():
+    """The tests that press Ctrl-C send SIGINT to the commands they start, which inherit this
+    process's SIGINT ignored if it is (Python then installs no KeyboardInterrupt handler in
+    them): a process started in the background, or one where a library in an earlier test
+    left it ignored (seen in a pytest-xdist worker). Each test starts with Python's own."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
