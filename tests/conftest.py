@@ -31,7 +31,7 @@ def _ctrl_c_reaches_the_commands_started():
     """The tests that press Ctrl-C send SIGINT to the commands they start, which inherit this
     process's SIGINT ignored if it is (Python then installs no KeyboardInterrupt handler in
     them): a process started in the background, or one where a library in an earlier test
-    left it ignored (seen in a pytest-xdist worker). Each test starts with Python's own."""
+    left it ignored. Each test starts with Python's own."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
