@@ -37,8 +37,8 @@ from collections import Counter
 from math import comb
 from pathlib import Path
 
+from selfplay.admission.normalize import program_shape
 from selfplay.config import SolverConfig
-from selfplay.engine.health import program_shape
 from task_bank.store import Bank
 
 KINDS = ("deduction", "abduction", "induction", "codegen")

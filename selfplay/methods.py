@@ -109,7 +109,11 @@ def _training(role: str | None) -> list[Method]:
 
 
 for _method in (
-    Method("grpo", "selfplay.training.grpo"),
+    Method(
+        "grpo",
+        "selfplay.training.grpo",
+        roles={"solver": "", "proposer": "on-policy RL on the learnability of its proposals"},
+    ),
     Method(
         "sft",
         "selfplay.training.sft",

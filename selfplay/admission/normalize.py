@@ -162,3 +162,19 @@ def code_tokens(program: str) -> list[str]:
 def word_tokens(text: str) -> list[str]:
     """Lower-case word tokens of prose."""
     return re.findall(r"[a-z0-9]+", text.lower())
+
+
+class _Shape(ast.NodeTransformer):
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.Constant(type(node.value).__name__)
+
+
+def program_shape(program: str) -> str:
+    """The normalized program with its constants abstracted to their types: `x + 1` and
+    `x + 2` are one shape (the health figures' diversity, the proposer's repetition
+    penalty)."""
+    try:
+        tree = normalize_tree(program)
+    except (SyntaxError, ValueError, RecursionError):
+        return "raw:" + program
+    return ast.dump(_Shape().visit(tree), annotate_fields=False)

@@ -145,6 +145,9 @@ class AutoBackend(Backend):
             self.engine.close()
             self.engine = None
 
+    def _update_weights(self, weights: Any) -> None:
+        self.engine.update_weights(weights)
+
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:

@@ -91,11 +91,16 @@ class Sampling:
 
 @dataclass(slots=True)
 class Completion:
-    """One sampled continuation: its text, how many tokens it took, and why it ended."""
+    """One sampled continuation: its text, how many tokens it took, and why it ended.
+
+    `token_ids` are the tokens the engine sampled, where it says (vLLM, transformers): an
+    on-policy learner scores exactly those, stop string and end token included, instead of
+    a re-tokenised text that the model may never have produced."""
 
     text: str
     tokens: int
     finish_reason: FinishReason
+    token_ids: list[int] | None = None
 
 
 @dataclass(slots=True)
@@ -210,6 +215,20 @@ class Backend(ABC):
                 [Completion(c.text, c.tokens, c.finish_reason) for c in r * n] for r in results
             ]
         return results
+
+    def update_weights(self, weights: Any) -> None:
+        """Generate from now on with `weights`, an iterable of (name, tensor) in the model's
+        own (Hugging Face) naming: an on-policy trainer hands over its updated policy after
+        a step, without a new engine start. Loads the model first if needed; a backend that
+        cannot take weights (a remote server, a replay) says so in one sentence."""
+        self.load()
+        self._update_weights(weights)
+
+    def _update_weights(self, weights: Any) -> None:
+        raise BackendError(
+            f"the {self.name} backend cannot take new weights in place; train with the "
+            "vllm or transformers backend"
+        )
 
     def _load(self) -> None:  # noqa: B027 - backends without a model need no loading
         """Load weights or open connections."""

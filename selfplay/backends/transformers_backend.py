@@ -155,6 +155,31 @@ class TransformersBackend(Backend):
     def _close(self) -> None:
         self.tokenizer = self.hf_model = None
 
+    def _update_weights(self, weights: Any) -> None:
+        """Copy the named tensors into the model. Packed fp16 layers hold no plain weight to
+        copy into, so a packed model is rebuilt: the checkpoint's float32 layers, the new
+        weights over them, packed again."""
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        state = dict(weights)
+        model = self.hf_model
+        if self.quantized:
+            path = local_model_dir(self.source)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+            model.to(self.hf_model.device).eval()
+            model.generation_config = self.hf_model.generation_config
+        with torch.no_grad():
+            missing, unexpected = model.load_state_dict(state, strict=False)
+        if unexpected:
+            raise BackendError(
+                f"the new weights name {len(unexpected)} tensors this model does not have "
+                f"(first: {unexpected[0]})"
+            )
+        if self.quantized:
+            self._quantize(torch, model, str(self.hf_model.device))
+            self.hf_model = model
+
     def _generate(
         self, prompts: list[Prompt], n: int, sampling: Sampling
     ) -> list[list[Completion]]:
@@ -249,7 +274,8 @@ class TransformersBackend(Backend):
         text = self.tokenizer.decode(row if end is None else row[:end], skip_special_tokens=True)
         text, stopped = truncate_at_stop(text, sampling.stop)
         tokens = len(row) if end is None else end + 1
-        return Completion(text, tokens, "stop" if stopped or end is not None else "length")
+        finish = "stop" if stopped or end is not None else "length"
+        return Completion(text, tokens, finish, token_ids=row[:tokens])
 
 
 class _TemperatureTopP:

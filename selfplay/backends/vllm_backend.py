@@ -82,8 +82,9 @@ class VLLMBackend(Backend):
             "seed": seed,
             "use_tqdm_on_load": False,  # a bar per weight file; selfplay shows its own progress
         }
+        # selfplay's methods in vLLM's worker (seeds, the CPU sampler's counters, new weights).
+        self.llm_args["worker_extension_cls"] = "selfplay.backends.vllm_cpu.SelfplayWorker"
         if self.cpu:
-            self.llm_args["worker_extension_cls"] = "selfplay.backends.vllm_cpu.SelfplayWorker"
             if tensor_parallel_size == 1:  # the engine in this process (vllm_cpu.environment)
                 self.llm_args["distributed_executor_backend"] = "uni"
             # torch.compile took 30 to 60 s at every start and decoded no faster on a CPU
@@ -174,11 +175,22 @@ class VLLMBackend(Backend):
                     text=out.text,  # stop strings are already cut off (include_stop_str_in_output)
                     tokens=len(out.token_ids),
                     finish_reason="length" if out.finish_reason == "length" else "stop",
+                    token_ids=list(out.token_ids),
                 )
                 for out in sorted(request.outputs, key=lambda o: o.index)
             ]
             for request in outputs
         ]
+
+    def _update_weights(self, weights: Any) -> None:
+        """Load `weights` into the running engine's model (vLLM's own `load_weights`, which
+        stacks q/k/v and gate/up as it does from a checkpoint) and drop its prefix cache,
+        whose keys and values the old weights computed."""
+        try:
+            self.llm.collective_rpc("selfplay_load_weights", args=(list(weights),))
+        except Exception as exc:  # vLLM raises many types; the user gets one sentence
+            raise BackendError(f"vLLM could not load the new weights: {first_line(exc)}") from exc
+        self.llm.reset_prefix_cache()
 
     def sampler_calls(self) -> dict[str, int]:
         """How often the CPU sampler took its fast path and how many rows fell back (CPU)."""

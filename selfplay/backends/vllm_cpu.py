@@ -123,6 +123,14 @@ class SelfplayWorker:
     def selfplay_sampler_calls(self) -> dict[str, int]:
         return dict(_calls)
 
+    def selfplay_load_weights(self, weights: list[tuple[str, Any]]) -> int:
+        """Copy (name, tensor) pairs in Hugging Face naming into the model this worker runs;
+        returns how many were given."""
+        # reload_weights restores the loaders the CPU kernels' repacking took off the
+        # parameters, loads, and repacks: a plain load_weights fails after that repacking.
+        self.model_runner.reload_weights(weights_iterator=iter(weights))
+        return len(weights)
+
 
 _ours: set[str] = set()  # variables this module set (a later engine may set them again)
 

@@ -105,6 +105,52 @@ class GrpoSettings(BaseModel):
     )
 
 
+class ProposerGrpoSettings(BaseModel):
+    """The proposer's RL (`--role proposer --method grpo`, `selfplay.training.proposer_rl`):
+    each step proposes from fresh references, admits, lets the solver attempt the admitted
+    tasks and takes a group-relative step on the learnability reward."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kinds: list[str] = Field(
+        default_factory=lambda: ["deduction", "abduction", "induction", "codegen"],
+        description="task kinds the proposer writes",
+    )
+    groups_per_kind: int = Field(1, ge=1, description="prompts (reference sets) per kind a step")
+    group_size: int = Field(8, ge=2, description="proposals sampled per prompt (the group)")
+    references: int = Field(2, ge=1, le=16, description="bank tasks shown in each prompt")
+    grounding: Literal["bank", "imported"] = Field(
+        "bank",
+        description="where references come from, drawn without replacement: any task of the "
+        "bank, or only tasks the proposer did not write (imported, seeds, generated)",
+    )
+    solver_samples: int = Field(
+        4, ge=2, description="attempts by the solver at each admitted task (its pass rate)"
+    )
+    solver_model: str | None = Field(
+        None,
+        description="the solver that attempts the proposals (null: the model training starts "
+        "from, frozen, on the same engine)",
+    )
+    repetition_penalty: float = Field(
+        1.0,
+        ge=0.0,
+        description="weight of the penalty for a proposal's share of its step's batch with "
+        "the same normalised program (R-Zero's; 0: none)",
+    )
+    temperature: float = Field(1.0, gt=0.0, description="sampling temperature of proposals")
+    micro_batch: int = Field(
+        8, ge=1, description="completions of one prompt per forward pass of a step"
+    )
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, names: list[str]) -> list[str]:
+        if not names:
+            raise ValueError("give at least one task kind")
+        return known_kinds(names)
+
+
 class ExpertSettings(BaseModel):
     """Expert iteration (`method: ei`): sample, keep what the sandbox passes, SFT, repeat."""
 
@@ -144,7 +190,8 @@ class TrainConfig(BaseModel):
     method: str = Field("sft", description=methods.described())
     role: Literal["solver", "proposer"] = Field(
         "solver",
-        description="train the solver (tasks) or the proposer (its proposals: sft or dpo)",
+        description="train the solver (tasks) or the proposer (its proposals: sft, dpo, or "
+        "grpo, on-policy RL on the learnability of what it writes)",
     )
     model: str = Field("bundled", description="the model to start from (any --model spec)")
     max_steps: int = Field(16, ge=1, description="optimizer steps (ei: per iteration)")
@@ -172,6 +219,7 @@ class TrainConfig(BaseModel):
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
     dpo: DpoSettings = Field(default_factory=DpoSettings)
     ei: ExpertSettings = Field(default_factory=ExpertSettings)
+    proposer_grpo: ProposerGrpoSettings = Field(default_factory=ProposerGrpoSettings)
     proposer_reward: Literal["learnability", "solver_gain"] = Field(
         "learnability",
         description="proposer dpo: what makes a proposal better (the solver's pass rate on it, "
@@ -222,7 +270,7 @@ class TrainConfig(BaseModel):
                 f"{self.method} {needs}"
             )
         if (self.batch_size * self.gradient_accumulation_steps) % self.grpo.num_generations:
-            if self.method == "grpo":
+            if self.method == "grpo" and self.role == "solver":
                 raise ConfigError(
                     "grpo needs batch_size x gradient_accumulation_steps to be a multiple of "
                     f"grpo.num_generations ({self.grpo.num_generations})"

@@ -21,12 +21,11 @@ training). A round therefore reports, besides what was admitted and why the rest
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
 
-from selfplay.admission.normalize import normalize_tree
+from selfplay.admission.normalize import program_shape
 from task_bank.store import Bank
 
 FIELDS = (
@@ -40,20 +39,6 @@ FIELDS = (
     "near_duplicate_rate",
 )
 WATCHED = ("diversity", "frontier_yield")  # a fall of either two rounds running is warned of
-
-
-class _Shape(ast.NodeTransformer):
-    def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        return ast.Constant(type(node.value).__name__)
-
-
-def program_shape(program: str) -> str:
-    """The normalized program with its constants abstracted to their types."""
-    try:
-        tree = normalize_tree(program)
-    except (SyntaxError, ValueError, RecursionError):
-        return "raw:" + program
-    return ast.dump(_Shape().visit(tree), annotate_fields=False)
 
 
 def _distances(bank: Bank, new_ids: list[str]) -> tuple[float | None, float | None]:

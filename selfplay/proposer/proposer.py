@@ -21,7 +21,7 @@ from typing import Any
 
 from selfplay import kinds
 from selfplay.admission import Admission, Candidate
-from selfplay.backends.base import Backend, Prompt, Sampling, engine_name
+from selfplay.backends.base import Backend, Completion, Prompt, Sampling, engine_name
 from selfplay.backends.models import model_label
 from selfplay.config import ProposerConfig
 from selfplay.prompts import propose, render
@@ -75,8 +75,17 @@ class ProposalReport:
 
 
 @dataclass(slots=True)
+class Turn:
+    """One generation as the engine made it: the prompt and the completion (with its
+    token ids where the engine gives them), for an on-policy learner."""
+
+    prompt: Prompt
+    completion: Completion
+
+
+@dataclass(slots=True)
 class Draft:
-    """One kind's programs as written, before admission: the candidates, each with the
+    """One prompt's programs as written, before admission: the candidates, each with the
     prompt and assistant turn that produced it, and its share of the generation's cost."""
 
     kind: str
@@ -86,6 +95,11 @@ class Draft:
     written: list[tuple[list[dict[str, str]], str]] = field(default_factory=list)
     tokens: int = 0
     seconds: float = 0.0
+    references: list[Task] = field(default_factory=list)
+    # Each candidate's program generation, and its inputs generation where one was asked
+    # (by candidate index): what the proposer's RL scores (`selfplay.training.proposer_rl`).
+    turns: list[Turn] = field(default_factory=list)
+    input_turns: dict[int, Turn] = field(default_factory=dict)
 
 
 def _show_reference(task: Task, limit: int) -> str:
@@ -150,18 +164,39 @@ class Proposer:
         for 48 (docs/models.md), so four kinds asked one after another cost four times the
         steps of four asked together. Nothing is admitted here; `judge` does that per kind.
         `first` numbers each kind's proposals on from an earlier wave's."""
+        first = first or {}
+        drafts = self.write_groups(
+            list(requests.items()), round_id, first=[first.get(k, 0) for k in requests]
+        )
+        return {d.kind: d for d in drafts}
+
+    def write_groups(
+        self,
+        groups: list[tuple[str, list[Task]]],
+        round_id: int | None,
+        *,
+        first: list[int] | None = None,
+    ) -> list[Draft]:
+        """`write` for any number of prompts, several of one kind among them (a group of
+        `count()` programs each, as group-relative RL compares them): one draft a prompt,
+        all generated in the same two calls. A kind's groups are numbered on from each
+        other unless `first` gives each group's first number."""
         started, tokens0 = time.perf_counter(), self.backend.stats.tokens
-        drafts = self._programs(requests, round_id, first or {})
-        shown = {
-            kind: [e["input"] for t in refs for e in t.examples] for kind, refs in requests.items()
-        }
-        self._inputs([c for d in drafts.values() for c in d.candidates], shown)
-        # A shared generation's time and tokens are charged to each kind by its share of
+        count = self.count()
+        if first is None:
+            seen: Counter = Counter()
+            first = []
+            for kind, _ in groups:
+                first.append(count * seen[kind])
+                seen[kind] += 1
+        drafts = self._programs(groups, round_id, first, count)
+        self._inputs(drafts)
+        # A shared generation's time and tokens are charged to each draft by its share of
         # the sequences, so the per-kind step reports still add up to the round's.
-        total = sum(len(d.candidates) for d in drafts.values()) or 1
+        total = sum(len(d.candidates) for d in drafts) or 1
         seconds = time.perf_counter() - started
         tokens = self.backend.stats.tokens - tokens0
-        for d in drafts.values():
+        for d in drafts:
             d.seconds = seconds * len(d.candidates) / total
             d.tokens = round(tokens * len(d.candidates) / total)
         return drafts
@@ -201,25 +236,30 @@ class Proposer:
         return propose(kind, references=shown or "(none yet)", max_lines=self.config.max_lines)
 
     def _programs(
-        self, requests: dict[str, list[Task]], round_id: int | None, first: dict[str, int]
-    ) -> dict[str, Draft]:
+        self,
+        groups: list[tuple[str, list[Task]]],
+        round_id: int | None,
+        first: list[int],
+        count: int,
+    ) -> list[Draft]:
         """One candidate per program written (with the assistant turn as the model wrote
         it, prefill included, for proposer training); admission screens each program."""
-        prompts = {kind: self._prompt(kind, refs) for kind, refs in requests.items()}
-        count = self.count()
+        prompts = [self._prompt(kind, refs) for kind, refs in groups]
         total = count * len(prompts)
-        phase = "propose " + ", ".join(prompts)
+        phase = "propose " + ", ".join(dict.fromkeys(kind for kind, _ in groups))
         self.progress(phase, 0, total)
-        results = self.backend.generate(
-            list(prompts.values()), count, self._sampling(self.config.max_new_tokens)
-        )
+        results = self.backend.generate(prompts, count, self._sampling(self.config.max_new_tokens))
         self.progress(phase, total, total)
         model = model_label(self.backend.model)
-        drafts = {}
-        for (kind, prompt), completions in zip(prompts.items(), results, strict=True):
-            draft = drafts[kind] = Draft(kind, round_id, first.get(kind, 0))
+        drafts = []
+        for (kind, refs), prompt, start, completions in zip(
+            groups, prompts, first, results, strict=True
+        ):
+            draft = Draft(kind, round_id, start, references=list(refs))
+            drafts.append(draft)
             for i, completion in enumerate(completions, start=draft.first):
                 draft.written.append((list(prompt.messages), prompt.prefill + completion.text))
+                draft.turns.append(Turn(prompt, completion))
                 cand = Candidate.proposal(
                     f"{SOURCE}-r{round_id}-{kind}-{i}",
                     kind,
@@ -228,7 +268,7 @@ class Proposer:
                     entry_point=ENTRY_POINT,
                     source=SOURCE,
                     tags=["selfplay"],
-                    parent_ids=[t.id for t in requests[kind]],
+                    parent_ids=[t.id for t in refs],
                     proposer=model,
                     round_id=round_id,
                     metadata={"proposal": i},
@@ -249,11 +289,13 @@ class Proposer:
         if after is None or after.name != before:
             cand.draft.setdefault("metadata", {})["repaired"] = how
 
-    def _inputs(self, candidates: list[Candidate], shown: dict[str, list[str]]) -> None:
+    def _inputs(self, drafts: list[Draft]) -> None:
         """The model's calls of each program, then calls built from the program itself
         (`synthesis`): admission keeps those that return (`runs.proposal_outputs`). A
         codegen program without a docstring gets one written in the same call."""
         c = self.config
+        owners = {id(x): (d, i) for d in drafts for i, x in enumerate(d.candidates)}
+        candidates = [x for d in drafts for x in d.candidates]
         heads = {
             id(x): head
             for x in candidates
@@ -282,7 +324,10 @@ class Proposer:
             if doc is not None:
                 self._mend(x, with_docstring(x.program or "", ENTRY_POINT, doc), "docstring")
         for x, prompt, result in zip(asked, prompts, results, strict=False):
+            draft, index = owners[id(x)]
+            draft.input_turns[index] = Turn(prompt, result[0])
             written = inputs_from(prompt.prefill, result[0].text, ENTRY_POINT, c.inputs_per_task)
             own = synthesize(None, ENTRY_POINT, written)  # the model's, each value once
             x.draft["written_inputs"] = len(own)
-            x.inputs = synthesize(x.program, ENTRY_POINT, own, shown[x.kind], c.synthesized_inputs)
+            shown = [e["input"] for t in draft.references for e in t.examples]
+            x.inputs = synthesize(x.program, ENTRY_POINT, own, shown, c.synthesized_inputs)

@@ -1,4 +1,5 @@
-"""`method: grpo`: TRL's GRPO with the curriculum in the loop.
+"""`method: grpo`: TRL's GRPO with the curriculum in the loop (the solver); the proposer's
+RL is `selfplay.training.proposer_rl`.
 
 A scheduler picks each batch's tasks from the bank as training reaches it
 (`CurriculumGRPOTrainer`), and every rollout is graded in the sandbox and written to the bank
@@ -51,7 +52,11 @@ class CurriculumGRPOTrainer(GRPOTrainer):
         return self.curriculum
 
 
-def build(ctx: TrainContext) -> TrlJob:
+def build(ctx: TrainContext) -> Any:
+    if ctx.config.role == "proposer":  # on-policy through selfplay's engine, not TRL's
+        from selfplay.training import proposer_rl
+
+        return proposer_rl.build(ctx)
     bank, config = ctx.bank, ctx.config
     items = data.solver_items(bank, config, ctx.exclude)
     rows = data.grpo_rows(bank, items)

@@ -145,3 +145,36 @@ def test_top_p_keeps_the_nucleus_that_transformers_keeps(spread, top_p):
         assert torch.equal(kept, expected)
     else:
         assert (kept != expected).sum(-1).max() <= 8 and kept.sum() > 1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("quantize", ["none", "fp16"])
+def test_new_weights_change_what_it_generates_and_the_old_ones_restore_it(quantize):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from selfplay.backends.models import local_model_dir
+
+    hf = AutoModelForCausalLM.from_pretrained(local_model_dir("smollm2-135m"), dtype=torch.float32)
+    weights = [(n, p.detach().clone()) for n, p in hf.named_parameters()]
+    g = torch.Generator().manual_seed(0)
+    shaken = [(n, w * (1 + 0.3 * torch.randn(w.shape, generator=g)) if "mlp" in n else w)
+              for n, w in weights]  # fmt: skip
+    prompt = [Prompt.user("Write a Python function that adds two numbers.")]
+    greedy = Sampling(temperature=0, max_new_tokens=16)
+    with make_backend("transformers", "smollm2-135m", quantize=quantize) as backend:
+        before = backend.generate(prompt, 1, greedy)[0][0]
+        assert before.token_ids is not None and len(before.token_ids) == before.tokens
+        backend.update_weights(shaken)
+        assert backend.generate(prompt, 1, greedy)[0][0].token_ids != before.token_ids
+        assert backend.quantized == (quantize == "fp16")  # a packed model stays packed
+        backend.update_weights(weights)
+        assert backend.generate(prompt, 1, greedy)[0][0].text == before.text
+
+
+def test_a_backend_without_weights_in_place_says_so():
+    from selfplay.backends.base import BackendError
+
+    backend = make_backend("scripted", script=["a"])
+    with pytest.raises(BackendError, match="cannot take new weights"):
+        backend.update_weights([])

@@ -99,3 +99,39 @@ def test_the_cpu_sampler_is_the_one_the_engine_uses(engine):
     before = engine.sampler_calls()["fast"]
     engine.generate(PROMPTS, n=2, sampling=Sampling(temperature=0.7, top_p=0.9, max_new_tokens=4))
     assert engine.sampler_calls()["fast"] > before
+
+
+def _checkpoint_weights(model: str):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from selfplay.backends.models import local_model_dir
+
+    hf = AutoModelForCausalLM.from_pretrained(local_model_dir(model), dtype=torch.float32)
+    return [(n, p.detach().clone()) for n, p in hf.named_parameters()]
+
+
+def _shaken(weights, seed: int = 0):
+    """The same weights with every MLP matrix scaled by noise: another model."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return [(n, w * (1 + 0.3 * torch.randn(w.shape, generator=g)) if "mlp" in n else w)
+            for n, w in weights]  # fmt: skip
+
+
+@pytest.mark.slow
+@needs_vllm
+def test_the_engine_generates_from_new_weights_and_back(engine):
+    prompt = [Prompt.user("Write a Python function that adds two numbers.")]
+    greedy = Sampling(temperature=0, max_new_tokens=24)
+    before = engine.generate(prompt, 1, greedy)[0][0]
+    assert before.token_ids is not None and len(before.token_ids) == before.tokens
+    weights = _checkpoint_weights("smollm2-135m")
+    engine.update_weights(_shaken(weights))
+    changed = engine.generate(prompt, 1, greedy)[0][0]
+    assert changed.token_ids != before.token_ids
+    # The checkpoint's own weights bring back exactly what it generated before: the new
+    # weights were taken, not cached keys and values computed with the old ones.
+    engine.update_weights(weights)
+    assert engine.generate(prompt, 1, greedy)[0][0].token_ids == before.token_ids
