@@ -7,19 +7,24 @@ sometimes but not always over its 8 attempts), the health figures and the wall t
 model load included. Targets: at least 30% admitted, every kind admitted at least once, at
 least 25% of the admitted at the frontier, within 10 minutes.
 
-Part 2, the proposer learns (`--train`): the first seed's bank runs `--data-rounds` more
-default rounds, then `selfplay train --role proposer --method sft` reinforces the proposer on
-its admitted programs the solver solved sometimes, each repeated by its learnability reward
-(`selfplay.training.data.proposer_sft_rows`). Two copies of that bank then run one round
-each with the same seed, the same references and a fixed count of programs (untrained: the
-bundled model proposes; trained: the trained one does). Both arms' admitted tasks are then
-attempted by the same solver, the bundled model, 8 times each, so the frontier is measured
-against one solver. Reported per arm: proposals, admitted, frontier, frontier per 100
-proposals with its Wilson interval, diversity (distinct program shapes / admitted); and
-Fisher's exact two-sided p for frontier per proposal, trained against untrained.
+Part 2, the proposer learns (`--train`): `selfplay train --role proposer --method grpo`
+(`selfplay.training.proposer_rl`: on-policy RL on Absolute Zero's learnability reward, the
+frozen bundled model as solver) trains the bundled proposer for `--steps` steps on a copy of
+the first seed's bank. Two copies of that bank as it was before training then run one
+round each with the same seed and a fixed count of programs, `--per-kind` a kind (64: 256
+proposals an arm; untrained: the bundled model proposes; trained: the trained one). Both
+arms' admitted tasks are attempted by the same solver, the bundled model, 8 times each, so
+the frontier is measured against one solver. Reported per arm: proposals, admitted,
+frontier, frontier per 100 proposals with its Wilson interval, duplicates (exact or near,
+as admission counts them) and the other rejection reasons, diversity (distinct program
+shapes / admitted); Fisher's exact two-sided p for frontier per proposal, trained against
+untrained; and the training curve (mean reward with its 95% interval, frontier share, KL to
+the start, seconds per step), drawn in `--figure`.
 
     python benchmarks/proposer_yield.py --seeds 0,1,2 --train --out benchmarks/figures/proposer_yield.json
 
+With `--keep DIR` every finished piece stays in DIR (the banks, the training run, each
+arm's round and its solving), and the same command run again continues where it stopped.
 `--train-only --keep DIR` runs part 2 alone on DIR's bank of the first seed (part 1 run before
 with `--keep DIR`) and keeps the rounds already in `--out`.
 """
@@ -127,8 +132,11 @@ def arm_round(name: str, bank: Path, model: str | None, seed: int, per_kind: int
     selfplay(*args, *(["--model", model] if model else []))
     with Bank(bank) as b:
         last = max(r["id"] for r in b.rounds() if r["finished_at"])
-        proposed = len(b.proposals(last))
-    return {"arm": name, "bank": bank, "round": last, "proposals": proposed}
+        proposals = b.proposals(last)
+    outcomes = Counter(p.outcome for p in proposals if p.outcome != "admitted")
+    return {"arm": name, "bank": str(bank), "round": last, "proposals": len(proposals),
+            "rejected": dict(outcomes.most_common()),
+            "duplicates": sum(outcomes.get(k, 0) for k in ("duplicate", "near_duplicate"))}  # fmt: skip
 
 
 def solve_with_bundled(arms: list[dict], seed: int) -> None:
@@ -143,7 +151,7 @@ def solve_with_bundled(arms: list[dict], seed: int) -> None:
         with make_run_verifier(cfg) as verifier:
             solver = Solver(backend, verifier, cfg.solver, name="bundled-judge", seed=seed)
             for arm in arms:
-                tasks = new_tasks(arm["bank"], arm["round"])
+                tasks = new_tasks(Path(arm["bank"]), arm["round"])
                 report = solver.attempt(tasks) if tasks else None
                 results = report.results if report else []
                 arm["admitted"] = len(tasks)
@@ -154,26 +162,106 @@ def solve_with_bundled(arms: list[dict], seed: int) -> None:
         backend.close()
 
 
-def proposer_training(
-    workdir: Path, seed: int, data_rounds: int, steps: int, per_kind: int
-) -> dict:
-    bank = workdir / f"seed-{seed}.db"
-    started = time.perf_counter()
-    if data_rounds:
-        selfplay("run", "--bank", str(bank), "--rounds", str(data_rounds))
-    with Bank(bank) as b:
-        rows = sum(1 for p in b.proposals() if p.reward and p.reward > 0)
-        proposals = len(b.proposals())
+def train_proposer(workdir: Path, bank: Path, steps: int, lr: float, group: int) -> Path:
+    """`selfplay train --role proposer --method grpo` on a copy of `bank`; run again after a
+    kill, the same command continues from its last checkpoint. Its progress goes to
+    `train.log` in `workdir`, one line a step to stdout."""
     out = workdir / "proposer"
-    res = selfplay("train", "--bank", str(bank), "--role", "proposer", "--method", "sft",
-                   "--max-steps", str(steps), "--out", str(out), "--json")  # fmt: skip
-    trained = json.loads(res.stdout[res.stdout.index("{") :])
+    if (out / "selfplay-trained.json").exists():
+        return out
+    train_bank = workdir / "train.db"
+    if not train_bank.exists():
+        shutil.copy(bank, train_bank)
+    config = workdir / "train.yaml"
+    config.write_text(
+        f"method: grpo\nrole: proposer\nmax_steps: {steps}\nlearning_rate: {lr}\n"
+        f"save_steps: 2\nproposer_grpo:\n  group_size: {group}\n"
+    )
+    args = [sys.executable, "-m", "pipelines.cli", "train", "--bank", str(train_bank),
+            "--config", str(config), "--out", str(out)]  # fmt: skip
+    with (workdir / "train.log").open("a") as log:
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        seen = 0
+        while proc.poll() is None:
+            time.sleep(10)
+            seen = _report_steps(out, seen)
+        _report_steps(out, seen)
+    if proc.returncode != 0:
+        sys.exit(f"proposer training failed; see {workdir / 'train.log'}")
+    return out
+
+
+def _report_steps(out: Path, seen: int) -> int:
+    metrics = out / "metrics.jsonl"
+    lines = metrics.read_text().splitlines() if metrics.exists() else []
+    for line in lines[seen:]:
+        r = json.loads(line)
+        print(f"step {r['step']}: reward {r['reward']:+.3f}, frontier {r['frontier']}/"
+              f"{r['proposals']}, KL {r['kl']:.4f}, {sum(r['seconds'].values()):.0f} s",
+              flush=True)  # fmt: skip
+    return max(seen, len(lines))
+
+
+def reward_curve(out: Path, figure: Path) -> list[dict]:
+    """The mean learnability reward and frontier share per RL step, with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    mean = [r["reward"] for r in rows]
+    lo = [r["reward_interval"][0] for r in rows]
+    hi = [r["reward_interval"][1] for r in rows]
+    ax1.plot(steps, mean, marker="o", color="C0")
+    ax1.fill_between(steps, lo, hi, color="C0", alpha=0.2, label="95% interval")
+    ax1.set(xlabel="RL step", ylabel="mean reward of the step's proposals",
+            title="proposer reward")  # fmt: skip
+    ax1.legend(loc="lower right")
+    share = [r["frontier"] / r["proposals"] for r in rows]
+    bounds = [wilson(r["frontier"], r["proposals"]) for r in rows]
+    ax2.plot(steps, share, marker="o", color="C2")
+    ax2.fill_between(steps, [b[0] for b in bounds], [b[1] for b in bounds], color="C2", alpha=0.2)
+    ax2.set(xlabel="RL step", ylabel="frontier tasks / proposals", title="frontier share")
+    fig.tight_layout()
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(figure, dpi=120)
+    keep = ("step", "reward", "reward_interval", "frontier", "proposals", "admitted",
+            "duplicates", "diversity", "kl", "seconds")  # fmt: skip
+    return [{k: r.get(k) for k in keep} for r in rows]
+
+
+def proposer_training(workdir: Path, seed: int, steps: int, lr: float, group: int,
+                      per_kind: int, figure: Path) -> dict:  # fmt: skip
+    """Part 2: RL on the proposer, then both proposers at equal proposals. Each finished
+    piece (training, each arm's round, the solving) is kept in `workdir`, so a run cut off
+    continues where it stopped."""
+    started = time.perf_counter()
+    bank = workdir / f"seed-{seed}.db"
+    before = workdir / "pre-train.db"  # both arms propose against this same bank
+    if not before.exists():
+        shutil.copy(bank, before)
+    with Bank(before) as b:
+        bank_tasks = b.count()
+    out = train_proposer(workdir, before, steps, lr, group)
+    trained = json.loads((out / "selfplay-trained.json").read_text())["result"]
     arms = []
-    for name, model in (("untrained", None), ("trained", trained["path"])):
+    for name, model in (("untrained", None), ("trained", str(out))):
+        kept = workdir / f"arm-{name}.json"
+        if kept.exists():
+            arms.append(json.loads(kept.read_text()))
+            continue
         copy = workdir / f"arm-{name}.db"
-        shutil.copy(bank, copy)
+        shutil.copy(before, copy)
         arms.append(arm_round(name, copy, model, seed + 100, per_kind))
-    solve_with_bundled(arms, seed + 200)
+        kept.write_text(json.dumps(arms[-1]))
+    todo = [a for a in arms if "frontier" not in a]
+    if todo:
+        solve_with_bundled(todo, seed + 200)
+        for arm in todo:
+            (workdir / f"arm-{arm['arm']}.json").write_text(json.dumps(arm))
     out_arms = {}
     for arm in arms:
         n, f = arm["proposals"], arm["frontier"]
@@ -184,6 +272,9 @@ def proposer_training(
             "frontier": f,
             "frontier_per_100": round(100 * f / n, 2) if n else None,
             "frontier_per_100_interval": [100 * x for x in wilson(f, n) or []] or None,
+            "duplicates": arm["duplicates"],
+            "duplicate_share": round(arm["duplicates"] / n, 4) if n else None,
+            "rejected": arm["rejected"],
             "diversity": round(arm["shapes"] / arm["admitted"], 4) if arm["admitted"] else None,
             "shapes": arm["shapes"],
         }
@@ -195,11 +286,15 @@ def proposer_training(
     )
     return {
         "seed": seed,
-        "data_rounds": 1 + data_rounds,
-        "training_proposals": proposals,
-        "reinforced_proposals": rows,
-        "steps": steps,
+        "bank_tasks": bank_tasks,
+        "method": "grpo",
+        "steps": trained["steps"],
+        "learning_rate": lr,
+        "group_size": group,
+        "training_proposals": trained["rows"],
+        "training_seconds": trained["seconds"],
         "model": trained["path"],
+        "curve": reward_curve(out, figure),
         "untrained": u,
         "trained": t,
         "frontier_ratio": None if ratio is None else round(ratio, 3),
@@ -213,9 +308,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--train", action="store_true", help="also run part 2")
-    parser.add_argument("--data-rounds", type=int, default=2, help="rounds added before training")
-    parser.add_argument("--steps", type=int, default=16, help="proposer training steps")
+    parser.add_argument("--steps", type=int, default=12, help="proposer RL steps")
+    parser.add_argument("--lr", type=float, default=5e-5, help="proposer RL learning rate")
+    parser.add_argument("--group", type=int, default=8, help="proposals per prompt in RL")
     parser.add_argument("--per-kind", type=int, default=64, help="programs a kind in each arm")
+    parser.add_argument("--figure", type=Path,
+                        default=Path("benchmarks/figures/proposer_rl_reward.png"))  # fmt: skip
     parser.add_argument("--keep", type=Path, help="keep the banks here")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--train-only", action="store_true", help="part 2 on --keep's bank")
@@ -232,8 +330,10 @@ def main() -> None:
         report["rounds"].append(default_round(seed, workdir))
         print(json.dumps(report["rounds"][-1]), flush=True)
     if args.train or args.train_only:
+        if not (workdir / f"seed-{seeds[0]}.db").exists():
+            parser.error(f"part 2 needs part 1's bank seed-{seeds[0]}.db in {workdir}")
         report["proposer_training"] = proposer_training(
-            workdir, seeds[0], args.data_rounds, args.steps, args.per_kind
+            workdir, seeds[0], args.steps, args.lr, args.group, args.per_kind, args.figure
         )
         print(json.dumps(report["proposer_training"], default=str), flush=True)
     if args.out:

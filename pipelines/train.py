@@ -146,6 +146,16 @@ def train(
             "; every group's rollouts scored the same (all right or all wrong), so no step "
             "had an advantage to learn from: pick tasks the model solves sometimes"
         )
+    if result.role == "proposer" and result.method == "grpo":
+        first, last = result.log[0], result.log[-1]
+        frontier = sum(e["frontier"] for e in result.log)
+        proposals = sum(e["proposals"] for e in result.log)
+        extra = (
+            f", mean reward {first['reward']:+.3f} at step {first['step']} and "
+            f"{last['reward']:+.3f} at step {last['step']}, {frontier} of {proposals} proposals "
+            f"at the solver's frontier, KL to the start {last['kl']:.4f}; every step's figures: "
+            f"{Path(result.path) / 'metrics.jsonl'}"
+        )
     if result.method == "ei":
         per = [f"{it['passed']}/{it['sampled']}" for it in result.log]
         extra = f", passing answers per iteration {', '.join(per)}"

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfplay.config.loading import ConfigError, load_yaml_config
 from selfplay.config.run import RunConfig
-from selfplay.config.train import TrainConfig
+from selfplay.config.train import ProposerGrpoSettings, TrainConfig
 
 
 class EvalSettings(BaseModel):
@@ -35,10 +35,22 @@ class EvalSettings(BaseModel):
 class ProposerTraining(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = Field(True, description="train the proposer role (dpo on its proposals)")
+    enabled: bool = Field(True, description="train the proposer role")
+    method: Literal["dpo", "grpo"] = Field(
+        "dpo",
+        description="dpo on the pairs of its recorded proposals, or grpo: on-policy RL on the "
+        "learnability of what it writes, each step proposing, admitting and solving anew",
+    )
     max_steps: int = Field(8, ge=1, description="proposer optimizer steps per iteration")
+    learning_rate: float | None = Field(
+        None, gt=0.0, description="its learning rate (null: the solver section's)"
+    )
     reward: Literal["learnability", "solver_gain"] = Field(
-        "learnability", description="what makes a proposal better (see selfplay train)"
+        "learnability", description="dpo: what makes a proposal better (see selfplay train)"
+    )
+    grpo: ProposerGrpoSettings = Field(
+        default_factory=ProposerGrpoSettings,
+        description="grpo: the proposer's RL steps (selfplay train's proposer_grpo section)",
     )
 
 

@@ -1,7 +1,7 @@
 """The loop's learning curve: one PNG, four panels, x axis in whole iterations.
 
 Held-out and HumanEval pass@1 with their 95% intervals; the training signal (mean GRPO
-reward, or mean loss for SFT/DPO); the bank's size and the tasks each round admitted, with the
+reward, or mean loss for SFT/DPO, and the proposer's mean RL reward where it trains by RL); the bank's size and the tasks each round admitted, with the
 round's frontier yield and diversity in an inset; the share of the iteration's attempts and
 rollouts with a reward-hacking signal.
 """
@@ -56,8 +56,12 @@ def draw_learning_curve(rows: list[Any]) -> Any:
         ax.plot(*zip(*rewards, strict=True), marker="o", label="mean GRPO reward")
     if losses:
         ax.plot(*zip(*losses, strict=True), marker="s", label="mean training loss")
-    ax.set_title("solver training")
-    if rewards or losses:
+    proposer = [(r.iteration, r.proposer_reward) for r in rows
+                if getattr(r, "proposer_reward", None) is not None]  # fmt: skip
+    if proposer:
+        ax.plot(*zip(*proposer, strict=True), marker="^", label="mean proposer RL reward")
+    ax.set_title("training")
+    if rewards or losses or proposer:
         ax.legend(loc="best")
 
     ax = axes[1, 0]

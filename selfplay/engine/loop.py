@@ -74,6 +74,8 @@ class IterationRow:
     hack_signal_rate: float | None = None
     proposer: str = "-"
     proposer_skipped: str | None = None  # why the proposer was not trained, if it was not
+    # The proposer's RL (`proposer.method: grpo`): its steps' mean learnability reward.
+    proposer_reward: float | None = None
     # The round's health (`selfplay.engine.health`) and its warnings.
     yield_rate: float | None = None
     frontier_yield: float | None = None
@@ -229,5 +231,8 @@ def iteration_rows(bank: Bank) -> list[IterationRow]:
             "skipped" if "skipped" in proposer else "-"
         )  # fmt: skip
         row.proposer_skipped = proposer.get("skipped")
+        if proposer.get("method") == "grpo":
+            said = [x["reward"] for x in proposer.get("log") or [] if "reward" in x]
+            row.proposer_reward = sum(said) / len(said) if said else None
         rows.append(row)
     return rows

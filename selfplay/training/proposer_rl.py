@@ -300,6 +300,7 @@ def _record(number: int, round_id: int, flat: list, reports: list, scores: list,
         else None,  # fmt: skip
         "penalty_mean": round(float(np.mean([x.penalty for x in scores])), 4) if n else 0.0,
         "rejected": dict(rejected.most_common()),
+        "flagged": sum(r.flagged for r in reports),  # benchmark look-alikes, scored as rejected
         "duplicates": sum(rejected.get(k, 0) for k in DUPLICATES),
         "diversity": round(len({program_shape(p) for p in admitted}) / len(admitted), 4)
         if admitted

@@ -24,6 +24,7 @@ def test_curriculum_notebook_executes(tmp_path, monkeypatch):
     assert "tasks" in text and "attempted" in text
     assert "no selfplay loop iterations yet" in text  # the built bank ran no loop
     assert "round health of the default round" in text  # nor any round: the benchmark's
+    assert "no proposer RL steps in this bank" in text  # nor any RL step: the benchmark's
     tables = "".join(o.get("data", {}).get("text/plain", "") for o in outputs)
     assert "frontier_yield" in tables and "diversity" in tables
     images = [o for o in outputs if "image/png" in o.get("data", {})]

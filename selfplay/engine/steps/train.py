@@ -1,10 +1,11 @@
 """`TrainSolver` and `TrainProposer`: a loop iteration's training steps.
 
 The solver is trained on the bank (GRPO with the curriculum, SFT or DPO), never on the tasks
-the loop holds out for evaluation; the proposer role is then trained with DPO on its own
-proposals, starting from the solver's checkpoint (one model plays both roles, as in Absolute
-Zero), and skipped, saying why, while the bank holds no pair. Both resume from their last
-TRL checkpoint after a kill.
+the loop holds out for evaluation; the proposer role is then trained, starting from the
+solver's checkpoint (one model plays both roles, as in Absolute Zero): with DPO on its own
+proposals (skipped, saying why, while the bank holds no pair), or with `proposer.method:
+grpo`, on-policy RL whose solver is that checkpoint. Both resume from their last checkpoint
+after a kill.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class TrainSolver:
 
 @dataclass(slots=True)
 class TrainProposer:
-    """Train the solver's checkpoint as the proposer (DPO on its own proposals)."""
+    """Train the solver's checkpoint as the proposer (DPO on its own proposals, or RL on
+    the learnability of what it writes, against that checkpoint as the solver)."""
 
     name: ClassVar[str] = "train.proposer"
 
@@ -48,13 +50,17 @@ class TrainProposer:
 
         loop = ctx.owner
         p = loop.config.proposer
-        config = loop.config.solver.model_copy(
-            update={"model": ctx.done(TrainSolver.name)["path"], "method": "dpo",
-                    "role": "proposer", "max_steps": p.max_steps, "proposer_reward": p.reward}
-        )  # fmt: skip
+        update = {"model": ctx.done(TrainSolver.name)["path"], "method": p.method,
+                  "role": "proposer", "max_steps": p.max_steps, "proposer_reward": p.reward,
+                  "proposer_grpo": p.grpo}  # fmt: skip
+        if p.learning_rate is not None:
+            update["learning_rate"] = p.learning_rate
+        config = loop.config.solver.model_copy(update=update)
         try:
+            # The held-out tasks are never shown to the proposer as references either.
             result = train(loop.bank, config, loop.models_dir / f"iter-{ctx.id}", resume=True,
-                           proposer_gains=loop.gains(), progress=ctx.within("proposer"))  # fmt: skip
+                           exclude=set(loop.held_out()), proposer_gains=loop.gains(),
+                           progress=ctx.within("proposer"))  # fmt: skip
         except TrainDataError as e:
             return {"skipped": str(e)}
         return result.to_dict()

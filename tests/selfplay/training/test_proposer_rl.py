@@ -51,8 +51,8 @@ def test_two_rl_steps_propose_admit_solve_and_update_the_proposer(bank_file, tmp
         for record, round_ in zip(steps, rounds, strict=True):
             assert STEP_FIELDS <= set(record)
             assert record["proposals"] == 3 == len(bank.proposals(round_["id"]))
-            # Every proposal is counted once: admitted, or rejected for a reason.
-            assert record["admitted"] + sum(record["rejected"].values()) == 3
+            # Every proposal is counted once: admitted, flagged, or rejected for a reason.
+            assert record["admitted"] + record["flagged"] + sum(record["rejected"].values()) == 3
             assert -2.0 <= record["reward"] <= 1.0
             new = bank.new_task_ids(round_["id"], "selfplay")
             assert len(new) == record["admitted"]
