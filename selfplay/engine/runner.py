@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from selfplay.engine.seeds import step_seed
+from selfplay.seeds import step_seed
 
 if TYPE_CHECKING:
     from task_bank.journal import Journal
@@ -64,7 +64,7 @@ class Context:
 
     def seed(self, name: str, *parts: int) -> int:
         """The seed of `name` (a step, or a draw inside one) at try or wave `parts`: the same
-        each time it runs, and no other step's (`selfplay.engine.seeds`)."""
+        each time it runs, and no other step's (`selfplay.seeds`)."""
         return step_seed(self.seed_base, self.journal.scope, self.id, name, *parts)
 
     def within(self, stage: str) -> Progress:

@@ -181,7 +181,7 @@ class Step:
         self.verifier.close()
 
     def seed(self, number: int, name: str) -> int:
-        from selfplay.engine.seeds import step_seed
+        from selfplay.seeds import step_seed
 
         return step_seed(self.ctx.config.seed, "proposer_rl", number, name)
 

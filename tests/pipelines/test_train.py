@@ -53,11 +53,11 @@ def test_bad_input_is_one_sentence_and_nothing_is_written(bank_file, tmp_path):
             "--role",
             "proposer",
             "--method",
-            "grpo",
+            "ei",
             "--out",
             str(out),
         ),  # fmt: skip
-        "proposer role trains with method sft",
+        "proposer role trains with method grpo",
     )
     one_sentence_error(
         cli("train", "--bank", str(tmp_path / "none.db"), "--out", str(out)), "none.db"

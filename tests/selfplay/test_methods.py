@@ -15,7 +15,7 @@ from selfplay.methods import Method, get_method, register_method
 
 def test_the_built_in_methods_in_their_order_with_the_roles_they_train():
     assert methods.names() == ["grpo", "sft", "dpo", "ei"]
-    assert methods.names("proposer") == ["sft", "dpo"]
+    assert methods.names("proposer") == ["grpo", "sft", "dpo"]
     assert methods.choices() == "'grpo', 'sft', 'dpo' or 'ei'"
     assert get_method("ei").module == "selfplay.training.expert"
     # The config's help is the registry's.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from selfplay.engine.runner import Runner
-from selfplay.engine.seeds import step_seed
+from selfplay.seeds import step_seed
 from task_bank.store import Bank
 
 

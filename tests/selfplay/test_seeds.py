@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from selfplay.engine.seeds import step_seed
+from selfplay.seeds import step_seed
 
 
 def test_the_old_collisions_are_gone():
