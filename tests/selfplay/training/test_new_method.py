@@ -106,7 +106,7 @@ def test_a_method_registered_from_outside_is_trained_and_recorded_like_the_built
 
 def test_the_config_knows_a_registered_method_and_the_roles_it_trains(note_method):
     assert TrainConfig(method="note").method == "note"
-    with pytest.raises(ConfigError, match="proposer role trains with method sft .* note needs"):
+    with pytest.raises(ConfigError, match="proposer role trains with method grpo .* note needs"):
         load_train_config(None, method="note", role="proposer")
     with pytest.raises(ConfigError, match="'grpo', 'sft', 'dpo', 'ei' or 'note'"):
         load_train_config(None, method="nope")
