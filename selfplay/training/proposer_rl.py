@@ -175,7 +175,6 @@ class Step:
                             proposal_examples=p.inputs_per_task),
         )  # fmt: skip
         self.references = References(ctx.bank, s.grounding, config.seed, ctx.exclude)
-        self.engine_holds = "policy"  # the weights the shared engine generates with
 
     def close(self) -> None:
         self.verifier.close()
@@ -208,9 +207,6 @@ class Step:
         round_id = bank.start_round({"proposer_rl": ctx.model_id, "step": number})
         groups = [(kind, self.references.draw(kind, s.references))
                   for kind in s.kinds for _ in range(s.groups_per_kind)]  # fmt: skip
-        if self.engine_holds != "policy":
-            self.backend.update_weights(policy.weights())
-            self.engine_holds = "policy"
         proposer = Proposer(self.backend, self.admission, self.proposer_config,
                             seed=self.seed(number, "propose"), progress=progress)  # fmt: skip
         drafts = proposer.write_groups(groups, round_id)
@@ -223,9 +219,8 @@ class Step:
         tasks = [t for ids in admitted for t in map(bank.get, sorted(ids)) if t is not None]
         counts: dict[str, tuple[int, int]] = {}
         if tasks:
-            if self.shared and policy.steps > 0:
+            if self.shared and policy.steps > 0:  # the solver is the start: swap it in
                 self.backend.update_weights(policy.weights(adapter=False))
-                self.engine_holds = "start"
             solver = Solver(self.solver_backend, self.verifier,
                             SolverConfig(samples=s.solver_samples, temperature=1.0),
                             name=self.solver_name, seed=self.seed(number, "solve"),
@@ -265,8 +260,7 @@ class Step:
         trained = policy.update(samples)
         progress("update", 1, 1)
         lap("update")
-        self.backend.update_weights(policy.weights())
-        self.engine_holds = "policy"
+        self.backend.update_weights(policy.weights())  # the next step generates from it
         lap("sync")
         record = _record(number, round_id, flat, reports, scores, trained, seconds)
         bank.finish_round(round_id, record)
